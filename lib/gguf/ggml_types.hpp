@@ -1,0 +1,40 @@
+// The tensor storage types of ggml (llama.cpp's tensor library) that GGUF files use, and the
+// dequantization of each to fp32. Block formats store `block_size` weights in `block_bytes`
+// bytes: for example Q4_1 keeps 32 weights as an fp16 scale d, an fp16 minimum m and 32 4-bit
+// codes q, and w = d·q + m.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace infer::gguf {
+
+enum class GgmlType : uint32_t {
+  F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q8_1 = 9,
+  Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14, Q8_K = 15,
+  BF16 = 30,
+};
+
+struct TypeTraits {
+  std::string_view name;
+  uint32_t block_size;   // weights per block (1 for F32/F16/BF16)
+  uint32_t block_bytes;  // bytes per block
+  bool can_dequantize;   // this library implements its dequantizer
+};
+
+// Traits of a known type id, or nullopt for an id this library does not know.
+std::optional<TypeTraits> type_traits(uint32_t type_id);
+const TypeTraits& traits(GgmlType type);  // for a known type
+
+// Dequantizes n weights (a multiple of the type's block size) from src into dst.
+// Throws std::invalid_argument for a type without a dequantizer or a bad n.
+void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
+
+// IEEE half and bfloat16 conversions used by the block formats.
+float fp16_to_fp32(uint16_t h);
+uint16_t fp32_to_fp16(float f);
+float bf16_to_fp32(uint16_t h);
+
+}  // namespace infer::gguf
