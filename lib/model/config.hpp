@@ -1,0 +1,33 @@
+// The shape of a Llama-architecture model, read from the GGUF metadata `llama.*`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace infer {
+namespace gguf { class GgufFile; }
+
+struct LlamaConfig {
+  int n_layers = 0;        // transformer blocks
+  int d_model = 0;         // width of the residual stream (d)
+  int n_heads = 0;         // query heads (H)
+  int n_kv_heads = 0;      // key/value heads (H_kv); H_kv < H is grouped-query attention
+  int head_dim = 0;        // D = d / H
+  int d_ff = 0;            // hidden width of the SwiGLU MLP
+  int vocab_size = 0;      // V
+  int context_length = 0;  // the longest sequence the model was trained for
+  float rope_theta = 10000.0f;
+  float norm_eps = 1e-5f;
+  bool tied_embeddings = false;  // the output matrix is the token-embedding matrix
+
+  // Reads and checks every field (positive, divisible where it must be). Throws
+  // std::runtime_error naming the key for a missing or inconsistent value.
+  static LlamaConfig from_gguf(const gguf::GgufFile& file);
+
+  int q_width() const { return n_heads * head_dim; }      // H·D
+  int kv_width() const { return n_kv_heads * head_dim; }  // H_kv·D
+  int64_t parameter_count() const;
+  std::string describe() const;  // one line: layers, widths, heads, vocabulary
+};
+
+}  // namespace infer

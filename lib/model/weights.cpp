@@ -1,0 +1,97 @@
+#include "model/weights.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "gguf/gguf_file.hpp"
+
+namespace infer {
+namespace {
+
+// Converts fp32 values to the storage dtype on the host (f16/bf16 round to nearest).
+Tensor host_tensor(const std::vector<float>& values, Shape shape, DType dtype) {
+  if (dtype == DType::f32) return Tensor::from_vector(values, std::move(shape));
+  Tensor t(std::move(shape), dtype);
+  uint16_t* dst = t.host<uint16_t>();
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (dtype == DType::f16) {
+      dst[i] = gguf::fp32_to_fp16(values[i]);
+    } else {  // bf16: keep the top 16 bits, rounded to nearest even
+      uint32_t bits;
+      std::memcpy(&bits, &values[i], 4);
+      bits += 0x7fff + ((bits >> 16) & 1);
+      dst[i] = static_cast<uint16_t>(bits >> 16);
+    }
+  }
+  return t;
+}
+
+// Reads one tensor, checks that its shape is `shape` (row-major), dequantizes it to fp32 and
+// places it on the device in `dtype`.
+Tensor read_tensor(const gguf::GgufFile& file, const std::string& name, const Shape& shape,
+                   Device device, DType dtype) {
+  const gguf::TensorInfo& info = file.tensor(name);
+  // ggml lists dimensions fastest first; we list them slowest first.
+  Shape file_shape(info.dims.rbegin(), info.dims.rend());
+  if (file_shape != shape)
+    throw std::runtime_error(fmt::format("{}: tensor '{}' has shape {}, expected {}", file.path(),
+                                         name, shape_string(file_shape), shape_string(shape)));
+  return host_tensor(gguf::dequantize(info), shape, dtype).to(device);
+}
+
+std::unique_ptr<Linear> read_linear(const gguf::GgufFile& file, const std::string& name,
+                                    int64_t out, int64_t in, const WeightLoadOptions& opt) {
+  return std::make_unique<DenseLinear>(read_tensor(file, name, {out, in}, opt.device, opt.dtype));
+}
+
+}  // namespace
+
+LlamaWeights load_weights(const gguf::GgufFile& file, const LlamaConfig& c,
+                          const WeightLoadOptions& opt) {
+  const int64_t d = c.d_model, V = c.vocab_size, F = c.d_ff, qw = c.q_width(), kvw = c.kv_width();
+  // Norms, embeddings and anything the CPU reads row by row stay f32.
+  const Device dev = opt.device;
+  LlamaWeights w;
+  w.token_embedding = read_tensor(file, "token_embd.weight", {V, d}, dev, DType::f32);
+  w.output_norm = read_tensor(file, "output_norm.weight", {d}, dev, DType::f32);
+  if (c.tied_embeddings && opt.dtype == DType::f32)
+    w.output = std::make_unique<DenseLinear>(w.token_embedding);  // same storage, no copy
+  else
+    w.output = read_linear(file, c.tied_embeddings ? "token_embd.weight" : "output.weight", V, d, opt);
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::string p = fmt::format("blk.{}.", l);
+    LayerWeights L;
+    L.attn_norm = read_tensor(file, p + "attn_norm.weight", {d}, dev, DType::f32);
+    L.wq = read_linear(file, p + "attn_q.weight", qw, d, opt);
+    L.wk = read_linear(file, p + "attn_k.weight", kvw, d, opt);
+    L.wv = read_linear(file, p + "attn_v.weight", kvw, d, opt);
+    L.wo = read_linear(file, p + "attn_output.weight", d, qw, opt);
+    L.ffn_norm = read_tensor(file, p + "ffn_norm.weight", {d}, dev, DType::f32);
+    L.w_gate = read_linear(file, p + "ffn_gate.weight", F, d, opt);
+    L.w_up = read_linear(file, p + "ffn_up.weight", F, d, opt);
+    L.w_down = read_linear(file, p + "ffn_down.weight", d, F, opt);
+    w.layers.push_back(std::move(L));
+  }
+  return w;
+}
+
+std::size_t LlamaWeights::bytes_per_token() const {
+  std::size_t bytes = output->weight_bytes() + output_norm.nbytes() +
+                      token_embedding.nbytes() / static_cast<std::size_t>(token_embedding.dim(0));
+  for (const LayerWeights& L : layers)
+    bytes += L.attn_norm.nbytes() + L.ffn_norm.nbytes() + L.wq->weight_bytes() +
+             L.wk->weight_bytes() + L.wv->weight_bytes() + L.wo->weight_bytes() +
+             L.w_gate->weight_bytes() + L.w_up->weight_bytes() + L.w_down->weight_bytes();
+  return bytes;
+}
+
+std::size_t LlamaWeights::bytes_held() const {
+  const auto* dense_out = dynamic_cast<const DenseLinear*>(output.get());
+  const bool tied = dense_out && dense_out->weight().raw() == token_embedding.raw();
+  return bytes_per_token() - token_embedding.nbytes() / static_cast<std::size_t>(token_embedding.dim(0)) +
+         (tied ? 0 : token_embedding.nbytes());
+}
+
+}  // namespace infer

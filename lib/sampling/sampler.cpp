@@ -1,0 +1,76 @@
+#include "sampling/sampler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace infer {
+
+int32_t argmax(std::span<const float> values) {
+  return static_cast<int32_t>(std::max_element(values.begin(), values.end()) - values.begin());
+}
+
+Sampler::Sampler(SamplingParams params) : params_(params), rng_(params.seed) {
+  if (params.temperature < 0) throw std::invalid_argument("temperature must be >= 0");
+  if (params.top_k < 0) throw std::invalid_argument("top-k must be >= 0");
+  if (!(params.top_p > 0.0f && params.top_p <= 1.0f)) throw std::invalid_argument("top-p must be in (0, 1]");
+}
+
+double Sampler::uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
+
+std::vector<float> Sampler::distribution(std::span<const float> logits) const {
+  const std::size_t n = logits.size();
+  std::vector<float> p(n, 0.0f);
+  if (params_.temperature == 0.0f) {
+    p[static_cast<std::size_t>(argmax(logits))] = 1.0f;
+    return p;
+  }
+  // Candidates sorted by logit, most likely first (stable: ties keep the lower id first).
+  std::vector<int32_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::size_t keep = params_.top_k > 0 ? std::min<std::size_t>(n, static_cast<std::size_t>(params_.top_k)) : n;
+  auto by_logit = [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(), by_logit);
+
+  // softmax over the kept candidates at temperature T
+  const double max_logit = logits[static_cast<std::size_t>(order[0])];
+  std::vector<double> w(keep);
+  double total = 0.0;
+  for (std::size_t i = 0; i < keep; ++i) {
+    w[i] = std::exp((logits[static_cast<std::size_t>(order[i])] - max_logit) / params_.temperature);
+    total += w[i];
+  }
+  // top-p: the smallest prefix whose probability reaches top_p
+  if (params_.top_p < 1.0f) {
+    double cumulative = 0.0;
+    std::size_t cut = keep;
+    for (std::size_t i = 0; i < keep; ++i) {
+      cumulative += w[i] / total;
+      if (cumulative >= params_.top_p) { cut = i + 1; break; }
+    }
+    keep = cut;
+    total = std::accumulate(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(keep), 0.0);
+  }
+  for (std::size_t i = 0; i < keep; ++i)
+    p[static_cast<std::size_t>(order[i])] = static_cast<float>(w[i] / total);
+  return p;
+}
+
+int32_t Sampler::sample(std::span<const float> logits) {
+  if (logits.empty()) throw std::invalid_argument("sample: no logits");
+  if (params_.temperature == 0.0f) return argmax(logits);
+  const std::vector<float> p = distribution(logits);
+  // Inverse-CDF draw over the (few) nonzero entries.
+  double u = uniform();
+  int32_t last_nonzero = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (p[i] == 0.0f) continue;
+    last_nonzero = static_cast<int32_t>(i);
+    u -= p[i];
+    if (u < 0) return static_cast<int32_t>(i);
+  }
+  return last_nonzero;  // rounding left u a hair above 0
+}
+
+}  // namespace infer

@@ -1,0 +1,196 @@
+// The CPU backend: matrix products through OpenBLAS, everything else written with xtensor
+// views over our own storage (xt::adapt, no copies) and OpenMP loops over rows or heads.
+#include "tensor/ops_cpu.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <thread>
+#include <vector>
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xmath.hpp>
+#include <xtensor/xview.hpp>
+
+#include "tensor/ops.hpp"
+
+// OpenBLAS's own thread control (declared in its cblas.h on most builds; repeated here so that
+// a cblas.h from another vendor still compiles).
+extern "C" void openblas_set_num_threads(int);
+
+namespace infer {
+namespace {
+int g_threads = 0;  // 0 until set: all cores
+}
+
+void set_num_threads(int n) {
+  if (n <= 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  g_threads = n;
+  omp_set_num_threads(n);
+  openblas_set_num_threads(n);
+}
+
+int num_threads() {
+  if (g_threads == 0) set_num_threads(0);
+  return g_threads;
+}
+
+namespace cpu {
+namespace {
+
+// A 2-D xtensor view of a tensor's host memory: shape [rows, cols], no copy.
+auto view2d(Tensor& t) {
+  const std::size_t rows = static_cast<std::size_t>(t.dim(0)), cols = static_cast<std::size_t>(t.dim(1));
+  return xt::adapt(t.host<float>(), rows * cols, xt::no_ownership(), std::array{rows, cols});
+}
+auto view2d(const Tensor& t) {
+  const std::size_t rows = static_cast<std::size_t>(t.dim(0)), cols = static_cast<std::size_t>(t.dim(1));
+  return xt::adapt(const_cast<float*>(t.host<float>()), rows * cols, xt::no_ownership(),
+                   std::array{rows, cols});
+}
+auto view1d(const Tensor& t) {
+  const std::size_t n = static_cast<std::size_t>(t.numel());
+  return xt::adapt(const_cast<float*>(t.host<float>()), n, xt::no_ownership(), std::array{n});
+}
+
+}  // namespace
+
+void matmul_t(const Tensor& x, const Tensor& w, Tensor& y) {
+  const int n = static_cast<int>(x.dim(0)), k = static_cast<int>(x.dim(1)), m = static_cast<int>(w.dim(0));
+  num_threads();  // make sure OpenBLAS uses the configured thread count
+  if (n == 1) {
+    // One token (decode): a matrix-vector product. Its cost is reading all of w once, so it
+    // runs at the speed of memory, not of arithmetic.
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, m, k, 1.0f, w.host<float>(), k, x.host<float>(), 1,
+                0.0f, y.host<float>(), 1);
+  } else {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, m, k, 1.0f, x.host<float>(), k,
+                w.host<float>(), k, 0.0f, y.host<float>(), m);
+  }
+}
+
+void embedding(const Tensor& table, std::span<const int32_t> ids, Tensor& out) {
+  auto tab = view2d(table);
+  auto dst = view2d(out);
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    xt::view(dst, i, xt::all()) = xt::view(tab, static_cast<std::size_t>(ids[i]), xt::all());
+}
+
+void rmsnorm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) {
+  auto src = view2d(x);
+  auto dst = view2d(y);
+  auto w = view1d(weight);
+  const int64_t rows = x.dim(0);
+  const int64_t d = x.dim(1);
+#pragma omp parallel for schedule(static) if (rows > 1)
+  for (int64_t r = 0; r < rows; ++r) {
+    auto xr = xt::view(src, r, xt::all());
+    // Sum of squares in double: 576 terms of very different sizes lose digits in float.
+    double sum_sq = 0.0;
+    for (int64_t i = 0; i < d; ++i) sum_sq += static_cast<double>(xr(i)) * xr(i);
+    const float scale = static_cast<float>(1.0 / std::sqrt(sum_sq / static_cast<double>(d) + eps));
+    xt::view(dst, r, xt::all()) = xr * scale * w;
+  }
+}
+
+void rope(Tensor& x, int n_heads, std::span<const int32_t> positions, float theta) {
+  auto v = view2d(x);
+  const int64_t rows = x.dim(0);
+  const int64_t head_dim = x.dim(1) / n_heads;
+  // Frequencies of the D/2 rotation planes: theta^(-2j/D), from fast (j = 0) to slow.
+  std::vector<double> inv_freq(static_cast<std::size_t>(head_dim / 2));
+  for (std::size_t j = 0; j < inv_freq.size(); ++j)
+    inv_freq[j] = std::pow(static_cast<double>(theta), -2.0 * static_cast<double>(j) / static_cast<double>(head_dim));
+#pragma omp parallel for schedule(static) if (rows > 1)
+  for (int64_t r = 0; r < rows; ++r) {
+    for (std::size_t j = 0; j < inv_freq.size(); ++j) {
+      const double angle = positions[static_cast<std::size_t>(r)] * inv_freq[j];
+      const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
+      for (int h = 0; h < n_heads; ++h) {
+        const std::size_t i0 = static_cast<std::size_t>(h * head_dim) + 2 * j;
+        const float a = v(r, i0), b = v(r, i0 + 1);
+        v(r, i0) = a * c - b * s;
+        v(r, i0 + 1) = a * s + b * c;
+      }
+    }
+  }
+}
+
+void silu_mul(const Tensor& gate, const Tensor& up, Tensor& out) {
+  auto g = view1d(gate);
+  auto u = view1d(up);
+  auto o = view1d(out);
+  o = g / (1.0f + xt::exp(-g)) * u;
+}
+
+void add_inplace(Tensor& x, const Tensor& y) {
+  auto a = view1d(x);
+  a += view1d(y);
+}
+
+void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, int n_kv_heads,
+               int64_t pos0, Tensor& out) {
+  const int64_t n_queries = q.dim(0);
+  const int64_t head_dim = q.dim(1) / n_heads;
+  const int64_t q_stride = q.dim(1), kv_stride = k.dim(1);
+  const int group = n_heads / n_kv_heads;  // query heads per key/value head
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  const float* qp = q.host<float>();
+  const float* kp = k.host<float>();
+  const float* vp = v.host<float>();
+  float* op = out.host<float>();
+
+  // One (query, head) pair per iteration; every pair is independent.
+#pragma omp parallel
+  {
+    std::vector<float> scores(static_cast<std::size_t>(pos0 + n_queries));
+#pragma omp for schedule(static) collapse(2)
+    for (int64_t t = 0; t < n_queries; ++t) {
+      for (int h = 0; h < n_heads; ++h) {
+        const int64_t n_keys = pos0 + t + 1;  // causal: keys 0 … pos0 + t
+        const float* qh = qp + t * q_stride + h * head_dim;
+        const int64_t kv_offset = (h / group) * head_dim;  // the shared key/value head
+
+        // scores[j] = q·k_j / sqrt(D), and their maximum for a stable softmax.
+        float max_score = -std::numeric_limits<float>::infinity();
+        for (int64_t j = 0; j < n_keys; ++j) {
+          const float* kj = kp + j * kv_stride + kv_offset;
+          float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+          for (int64_t i = 0; i < head_dim; ++i) dot += qh[i] * kj[i];
+          scores[static_cast<std::size_t>(j)] = dot * scale;
+          max_score = std::max(max_score, dot * scale);
+        }
+        // softmax: p_j = exp(s_j - max) / Σ exp(s - max)
+        double sum = 0.0;
+        for (int64_t j = 0; j < n_keys; ++j) {
+          const float e = std::exp(scores[static_cast<std::size_t>(j)] - max_score);
+          scores[static_cast<std::size_t>(j)] = e;
+          sum += e;
+        }
+        const float inv_sum = static_cast<float>(1.0 / sum);
+        // out = Σ_j p_j · v_j
+        float* oh = op + t * q_stride + h * head_dim;
+        std::fill(oh, oh + head_dim, 0.0f);
+        for (int64_t j = 0; j < n_keys; ++j) {
+          const float p = scores[static_cast<std::size_t>(j)] * inv_sum;
+          const float* vj = vp + j * kv_stride + kv_offset;
+#pragma omp simd
+          for (int64_t i = 0; i < head_dim; ++i) oh[i] += p * vj[i];
+        }
+      }
+    }
+  }
+}
+
+int32_t argmax(const Tensor& row) {
+  const float* p = row.host<float>();
+  return static_cast<int32_t>(std::max_element(p, p + row.numel()) - p);
+}
+
+}  // namespace cpu
+}  // namespace infer
