@@ -28,7 +28,7 @@ Generation generate_naive(Llama& model, const Tokenizer& tokenizer, std::vector<
     StepRecord record{next, top_logits(last, options.top_logits), clock.seconds()};
 
     const auto seq_len = static_cast<int64_t>(tokens.size());
-    gen.costs.push_back({seq_len, op_counters().total(), forward_cost(model.config(), seq_len, 0, 1).total()});
+    gen.costs.push_back({seq_len, 0, op_counters().total(), forward_cost(model.config(), seq_len, 0, 1).total()});
     gen.steps.push_back(record);
     if (on_token) on_token(record);
     tokens.push_back(next);

@@ -36,6 +36,7 @@ class NoCache : public KvStore {
 // What one generation step cost.
 struct StepCost {
   int64_t seq_len = 0;       // tokens fed through the model at this step
+  int64_t n_past = 0;        // positions before them that the step did not recompute
   int64_t macs_counted = 0;  // counted by the operations as they ran
   int64_t macs_formula = 0;  // forward_cost() for the same pass
 };

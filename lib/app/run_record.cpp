@@ -1,6 +1,7 @@
 #include "app/run_record.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <numeric>
 #include <stdexcept>
@@ -62,6 +63,29 @@ RunRecord RunRecord::read(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(path + ": not a run record (" + e.what() + ")");
   }
+}
+
+RunComparison compare_runs(const RunRecord& a, const RunRecord& b) {
+  RunComparison c;
+  c.same_prompt = a.prompt_ids == b.prompt_ids;
+  c.compared_steps = static_cast<int64_t>(std::min(a.steps.size(), b.steps.size()));
+  for (int64_t i = 0; i < c.compared_steps; ++i) {
+    const StepRecord& sa = a.steps[static_cast<std::size_t>(i)];
+    const StepRecord& sb = b.steps[static_cast<std::size_t>(i)];
+    // Logits of one step are comparable even when its chosen tokens differ (the prefixes were
+    // still equal); after a divergence the two runs see different sequences.
+    for (const auto& [id, logit] : sa.top) {
+      c.max_logit = std::max(c.max_logit, static_cast<double>(std::fabs(logit)));
+      for (const auto& [id_b, logit_b] : sb.top)
+        if (id_b == id) c.max_logit_diff = std::max(c.max_logit_diff, static_cast<double>(std::fabs(logit - logit_b)));
+    }
+    if (sa.token != sb.token) {
+      c.first_divergence = i;
+      break;
+    }
+  }
+  if (a.steps.size() != b.steps.size() && c.first_divergence < 0) c.first_divergence = c.compared_steps;
+  return c;
 }
 
 }  // namespace infer

@@ -41,4 +41,16 @@ struct RunRecord {
   static RunRecord read(const std::string& path);
 };
 
+// How two runs of the same prompt compare: the question "did this stage change anything but
+// cost?" answered from their --json records.
+struct RunComparison {
+  bool same_prompt = false;
+  int64_t compared_steps = 0;    // steps present in both
+  int64_t first_divergence = -1; // first step whose tokens differ, -1 if none
+  double max_logit_diff = 0;     // largest |a - b| over top logits of the same token id, up to the divergence
+  double max_logit = 0;          // largest |logit| seen, to turn the above into a relative figure
+  bool identical_tokens() const { return same_prompt && first_divergence < 0; }
+};
+RunComparison compare_runs(const RunRecord& a, const RunRecord& b);
+
 }  // namespace infer

@@ -57,6 +57,10 @@ void add_inplace(Tensor& x, const Tensor& y);
 void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, int n_kv_heads,
                int64_t pos0, Tensor& out);
 
+// out[T, H_kv·r·D]: each of the H_kv heads of x[T, H_kv·D] written r times side by side
+// (head h of out is head h / r of x): how a cache without grouping stores shared heads.
+void repeat_heads(const Tensor& x, int n_kv_heads, int repeats, Tensor& out);
+
 // Index of the largest element of a 1-row tensor (ties: the lowest index).
 int32_t argmax(const Tensor& row);
 

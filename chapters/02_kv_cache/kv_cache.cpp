@@ -1,0 +1,46 @@
+#include "kv_cache.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "tensor/ops.hpp"
+
+namespace infer {
+
+KvCache::KvCache(const LlamaConfig& c, int64_t max_tokens, Device device)
+    : n_heads_(c.n_heads), n_kv_heads_(c.n_kv_heads), max_tokens_(max_tokens) {
+  if (max_tokens <= 0 || max_tokens > c.context_length)
+    throw std::invalid_argument(fmt::format("KvCache: capacity {} outside 1…{} (the context length)",
+                                            max_tokens, c.context_length));
+  for (int l = 0; l < c.n_layers; ++l) {
+    keys_.emplace_back(Shape{max_tokens, c.q_width()}, DType::f32, device);
+    values_.emplace_back(Shape{max_tokens, c.q_width()}, DType::f32, device);
+  }
+}
+
+std::size_t KvCache::bytes() const {
+  std::size_t total = 0;
+  for (std::size_t l = 0; l < keys_.size(); ++l) total += keys_[l].nbytes() + values_[l].nbytes();
+  return total;
+}
+
+void KvCache::attend(int layer, int64_t pos0, const Tensor& q, const Tensor& k, const Tensor& v,
+                     Tensor& out) {
+  const int64_t n_new = k.dim(0);
+  if (pos0 + n_new > max_tokens_)
+    throw std::out_of_range(fmt::format("KvCache: positions up to {} do not fit a capacity of {}",
+                                        pos0 + n_new - 1, max_tokens_));
+  Tensor& keys = keys_[static_cast<std::size_t>(layer)];
+  Tensor& values = values_[static_cast<std::size_t>(layer)];
+  // Store the new positions, each key/value head copied once per query head that reads it.
+  const int group = n_heads_ / n_kv_heads_;
+  Tensor key_slots = keys.rows(pos0, n_new), value_slots = values.rows(pos0, n_new);
+  ops::repeat_heads(k, n_kv_heads_, group, key_slots);
+  ops::repeat_heads(v, n_kv_heads_, group, value_slots);
+  // Attend over positions 0 … pos0+n_new-1: every query head has its own key/value head here.
+  ops::attention(q, keys.rows(0, pos0 + n_new), values.rows(0, pos0 + n_new), n_heads_, n_heads_, pos0, out);
+  if (layer == static_cast<int>(keys_.size()) - 1) length_ = pos0 + n_new;
+}
+
+}  // namespace infer

@@ -1,0 +1,46 @@
+// Chapter 02's layer, part 1: the KV cache.
+//
+// In a causal model the key and value of position j depend only on tokens 0 … j, so once
+// computed they never change. KvCache keeps them: one buffer per layer for keys and one for
+// values, allocated once for the longest sequence it will hold (no reallocation, no
+// concatenation while generating). A step then computes k and v for its new tokens only,
+// writes them at their positions, and attends over everything stored so far.
+//
+// Layout: keys[l] and values[l] are [max_tokens, H·D] — one slot per QUERY head. The model has
+// fewer key/value heads (H_kv = 3 for 9 query heads), and here each is copied into the slots
+// of the H/H_kv query heads that read it: the plain multi-head layout. Chapter 03 stores each
+// key/value head once and saves the factor H/H_kv.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "model/config.hpp"
+#include "model/kv_store.hpp"
+#include "tensor/tensor.hpp"
+
+namespace infer {
+
+class KvCache : public KvStore {
+ public:
+  KvCache(const LlamaConfig& config, int64_t max_tokens, Device device = Device::cpu());
+
+  void attend(int layer, int64_t pos0, const Tensor& q, const Tensor& k, const Tensor& v,
+              Tensor& out) override;
+
+  int64_t max_tokens() const { return max_tokens_; }
+  int64_t length() const { return length_; }  // positions stored so far
+  // Bytes allocated for keys and values: 2 × layers × H × D × 4 bytes per token of capacity.
+  std::size_t bytes() const;
+  void clear() { length_ = 0; }
+
+ private:
+  int n_heads_, n_kv_heads_;
+  int64_t max_tokens_;
+  int64_t length_ = 0;
+  std::vector<Tensor> keys_;    // per layer [max_tokens, H·D]
+  std::vector<Tensor> values_;  // per layer [max_tokens, H·D]
+};
+
+}  // namespace infer
