@@ -12,7 +12,7 @@ Device Device::parse(std::string_view text) {
   if (text == "cuda") return cuda(0);
   if (text.starts_with("cuda:")) {
     const std::string index(text.substr(5));
-    if (!index.empty() && index.find_first_not_of("0123456789") == std::string::npos)
+    if (!index.empty() && index.size() <= 4 && index.find_first_not_of("0123456789") == std::string::npos)
       return cuda(std::stoi(index));
   }
   throw std::invalid_argument("unknown device '" + std::string(text) +

@@ -1,7 +1,7 @@
 // Where a tensor's memory lives and where the operations on it run.
 //
 // Every Tensor carries a Device; every operation checks that its operands share one and then
-// runs that device's implementation (ops_cpu.cpp, or cuda/ops_cuda.cu when built with CUDA).
+// runs that device's implementation (ops_cpu.cpp, or cuda/cuda_*.cu when built with CUDA).
 // Nothing moves between devices unless you call Tensor::to(): a CUDA run never silently falls
 // back to the CPU.
 #pragma once

@@ -2,7 +2,7 @@
 //
 // Each function checks shapes, dtypes and that all operands live on one device, then runs that
 // device's implementation: ops_cpu.cpp (xtensor + OpenBLAS, threads from set_num_threads) or
-// cuda/ops_cuda.cu (CUDA kernels + cuBLAS). Shapes use N for rows (tokens), d for the model
+// cuda/cuda_*.cu (CUDA kernels + cuBLAS). Shapes use N for rows (tokens), d for the model
 // width, H and H_kv for query and key/value heads, D for the head dimension.
 #pragma once
 

@@ -4,10 +4,11 @@
 //
 // Contract: our tokenizer gives the same prompt ids; every generated token is identical; and
 // at every step the logits of llama.cpp's top-5 tokens agree with ours within
-//   |ours - theirs| ≤ 2e-3 · max(1, |theirs|)
+//   |ours - theirs| ≤ 1e-4 · max(1, |theirs|)
 // Why not exact: the two implementations sum in different orders (BLAS blocking vs ggml's
 // kernels, our double-precision norms and softmax sums), which moves fp32 results in the last
-// few bits of each of 30 layers; logits of size ~20 then differ by up to ~1e-3.
+// bits of each of 30 layers. Measured: at most ~4e-6 relative on these fixtures (llama.cpp run
+// with an F32 key/value cache; its default F16 cache alone moves logits by ~2e-2).
 #include <fstream>
 
 #include <catch2/catch.hpp>
@@ -21,7 +22,7 @@ using namespace infer;
 
 namespace {
 
-constexpr double kRelTolerance = 2e-3;
+constexpr double kRelTolerance = 1e-4;
 
 nlohmann::json golden() {
   std::ifstream f(INFER_FIXTURES_DIR "/golden_tokens.json");

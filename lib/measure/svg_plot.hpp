@@ -1,0 +1,30 @@
+// A tiny line-plot writer: a few named series of (x, y) points, drawn as an SVG file with axes,
+// tick labels, axis titles and a legend. Enough for the chapters' "how does this grow" plots
+// without a plotting dependency; any browser shows the file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace infer {
+
+class LinePlot {
+ public:
+  LinePlot(std::string title, std::string x_label, std::string y_label);
+  void set_log_x(bool log_x) { log_x_ = log_x; }  // x axis on a log scale (every x must be > 0)
+  void add_series(std::string name, std::vector<double> xs, std::vector<double> ys);
+
+  std::string svg() const;                 // the whole document
+  void write(const std::string& path) const;  // throws std::runtime_error if it cannot write
+
+ private:
+  struct Series {
+    std::string name;
+    std::vector<double> xs, ys;
+  };
+  std::string title_, x_label_, y_label_;
+  bool log_x_ = false;
+  std::vector<Series> series_;
+};
+
+}  // namespace infer
