@@ -20,9 +20,14 @@ std::string escape(const std::string& s) {
   return out;
 }
 
-// Tick values: 1-2-5 steps for a linear axis from 0; 1-2-5 × 10^k inside the range for a log axis.
+// Tick values: 1-2-5 steps for a linear axis from 0; for a log axis powers of two over a short
+// range, 1-2-5 × 10^k over a long one.
 std::vector<double> ticks(double lo, double hi, bool log) {
   std::vector<double> out;
+  if (log && hi / lo <= 4096) {  // a short log range: powers of two
+    for (double t = std::pow(2, std::ceil(std::log2(lo * 0.999))); t <= hi * 1.001; t *= 2) out.push_back(t);
+    return out;
+  }
   if (log) {
     for (double decade = std::pow(10, std::floor(std::log10(lo))); decade <= hi; decade *= 10)
       for (double m : {1.0, 2.0, 5.0})
