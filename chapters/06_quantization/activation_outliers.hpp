@@ -1,0 +1,62 @@
+// Chapter 06's layer, part 7: outlier features in the activations.
+//
+// Weights are bad enough; activations are worse. Run a prompt through the model and record the
+// residual stream x (the running sum every layer adds to) after each layer. For every one of its
+// d dimensions take the largest |x| over the prompt's tokens: a few dimensions are tens to
+// hundreds of times larger than the median one, at almost every layer and for almost any input.
+// These "outlier features" (Dettmers et al., LLM.int8(), 2022) are a property of the trained
+// model. With one INT8 scale for the whole tensor the outliers set the step, and an ordinary
+// dimension is left with a handful of the 256 levels — or one.
+//
+// The capture runs the layers itself, with lib's operations, in the same order as
+// Llama::forward (model/llama.cpp), because the forward pass has no hook after each layer.
+// It is checked against Llama::forward: the logits of the last token must agree.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "model/llama.hpp"
+
+namespace infer::quant {
+
+struct ResidualCapture {
+  int64_t tokens = 0, d = 0;
+  std::vector<std::vector<float>> layers;  // layers[l]: x after layer l, [tokens, d] row-major
+  std::vector<float> last_logits;          // of the last token, from the same pass
+};
+
+// One pass over `tokens` from position 0 with a fresh cache.
+ResidualCapture capture_residual_stream(const Llama& model, std::span<const int32_t> tokens);
+
+// Per dimension, the largest |x| over the tokens first_token … tokens−1: [d].
+std::vector<float> per_dim_max(std::span<const float> x, int64_t tokens, int64_t d, int64_t first_token = 0);
+
+// The k dimensions with the largest values, largest first.
+std::vector<int> top_dims(std::span<const float> dim_max, int k);
+
+double median_of(std::vector<float> values);
+
+// Counts of the per-dimension maxima in powers-of-two bins: [0, 1), [1, 2), [2, 4), [4, 8) …,
+// up to the bin holding the largest value.
+struct Log2Bin {
+  double lo, hi;
+  int64_t count;
+};
+std::vector<Log2Bin> log2_histogram(std::span<const float> values);
+
+// INT8 with one symmetric scale for the tensor: scale = max |x| over the included dimensions / 127,
+// q = round(x / scale). distinct_levels(dim) counts the different q a dimension uses over the
+// tokens (out of 256).
+struct Int8TensorScale {
+  float scale = 0;
+  int64_t levels_used = 0;  // distinct q over all included values
+  std::vector<int64_t> distinct_levels;  // per dimension asked for
+};
+// Tokens before first_token are left out of the tensor.
+Int8TensorScale int8_tensor_scale(std::span<const float> x, int64_t tokens, int64_t d,
+                                  std::span<const int> excluded_dims, std::span<const int> dims,
+                                  int64_t first_token = 0);
+
+}  // namespace infer::quant

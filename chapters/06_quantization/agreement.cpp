@@ -1,0 +1,53 @@
+#include "agreement.hpp"
+
+#include <memory>
+#include <stdexcept>
+
+#include "grouped_kv_cache.hpp"
+#include "tensor/ops.hpp"
+
+namespace infer::quant {
+
+int64_t GreedyReference::positions() const {
+  int64_t n = 0;
+  for (const auto& c : continuations) n += static_cast<int64_t>(c.size());
+  return n;
+}
+
+AgreementCount greedy_agreement_with(Llama& model, const GreedyReference& ref) {
+  if (ref.prompts.size() != ref.continuations.size()) throw std::invalid_argument("greedy_agreement_with: sizes differ");
+  // Each sequence is prompt + continuation minus its last token (nothing is asked after it).
+  std::vector<std::vector<int32_t>> inputs;
+  std::vector<std::unique_ptr<GroupedKvCache>> caches;
+  std::vector<SequenceChunk> chunks;
+  for (std::size_t s = 0; s < ref.prompts.size(); ++s) {
+    if (ref.continuations[s].empty()) continue;
+    std::vector<int32_t> seq = ref.prompts[s];
+    seq.insert(seq.end(), ref.continuations[s].begin(), ref.continuations[s].end() - 1);
+    inputs.push_back(std::move(seq));
+  }
+  for (const auto& seq : inputs) {
+    caches.push_back(std::make_unique<GroupedKvCache>(model.config(), static_cast<int64_t>(seq.size()), model.device()));
+    chunks.push_back({seq, 0, caches.back().get(), true});
+  }
+  AgreementCount count;
+  if (chunks.empty()) return count;
+  const Tensor logits = model.forward(chunks).to(Device::cpu());
+  int64_t row = 0;
+  std::size_t k = 0;
+  for (std::size_t s = 0; s < ref.prompts.size(); ++s) {
+    const auto& cont = ref.continuations[s];
+    if (cont.empty()) continue;
+    const auto P = static_cast<int64_t>(ref.prompts[s].size());
+    // Row P−1+i of this sequence predicts continuation token i.
+    for (std::size_t i = 0; i < cont.size(); ++i) {
+      const int32_t choice = ops::argmax(logits.row(row + P - 1 + static_cast<int64_t>(i)));
+      count.positions += 1;
+      count.agreeing += choice == cont[i] ? 1 : 0;
+    }
+    row += static_cast<int64_t>(inputs[k++].size());
+  }
+  return count;
+}
+
+}  // namespace infer::quant

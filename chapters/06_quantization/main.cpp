@@ -1,0 +1,395 @@
+// ch06_quantization — weight quantization schemes and what they cost in quality.
+//
+//   ch06_quantization                      every table: weight error, activation outliers, quality
+//   ch06_quantization --eval-tokens 4096   perplexity over more of the held-out text
+//   ch06_quantization --no-quality         only the weight and activation tables (no text needed)
+//   ch06_quantization --csv out.csv --json out.json
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "activation_outliers.hpp"
+#include "agreement.hpp"
+#include "app/cli.hpp"
+#include "app/run_record.hpp"
+#include "evaluation.hpp"
+#include "grouped_kv_cache.hpp"
+#include "measure/progress.hpp"
+#include "measure/table.hpp"
+#include "measure/timing.hpp"
+#include "quant_scheme.hpp"
+#include "quantize_model.hpp"
+#include "question_battery.hpp"
+#include "tensor/ops.hpp"
+#include "weight_error.hpp"
+
+using namespace infer;
+using namespace infer::quant;
+
+namespace {
+
+std::string fixed(double x, int digits) { return fmt::format("{:.{}f}", x, digits); }
+// An error: fixed digits, or two significant digits when it would print as 0.0000.
+std::string error_text(double e) { return e > 0 && e < 5e-5 ? fmt::format("{:.1e}", e) : fixed(e, 4); }
+std::string percent(double fraction, int digits = 1) { return fmt::format("{:.{}f}%", 100.0 * fraction, digits); }
+
+// Perplexities span from ~20 to ~10^8: keep four significant digits without exponents.
+std::string perplexity_text(double p) {
+  if (!std::isfinite(p)) return "inf";
+  if (p >= 1e5) return format_count(std::round(p));
+  return fmt::format("{:.{}f}", p, p >= 1000 ? 0 : p >= 100 ? 1 : 2);
+}
+
+// A perplexity ratio: a percentage when close to 1, a factor when far from it.
+std::string ratio_text(double r) {
+  if (!std::isfinite(r)) return "inf";
+  return r < 2 ? fmt::format("{:+.1f}%", 100 * (r - 1)) : r < 1e4 ? fmt::format("{:.1f}×", r) : fmt::format("{:.2g}×", r);
+}
+
+void emit(const Table& t, const CommonOptions& o) {
+  t.print();
+  t.append_csv(o.csv_path);
+}
+
+// --- 1. the weight error of every scheme on every projection matrix ---
+
+void weight_error_tables(const Llama& model, const CommonOptions& o, nlohmann::json& figures) {
+  const std::vector<NamedMatrix> matrices = projection_matrices(model.weights());
+  const auto schemes = table_schemes();
+  Stopwatch clock;
+  const std::vector<SchemeErrors> errors = weight_errors(matrices, schemes, "weight error");
+  const double seconds = clock.seconds();
+
+  int64_t params = 0;
+  for (const NamedMatrix& m : matrices) params += m.weight.numel();
+  Table table(fmt::format("Weight error: relative error ‖W − Ŵ‖/‖W‖ over all {} projection matrices ({} weights)",
+                          matrices.size(), format_count(static_cast<double>(params))),
+              {"scheme", "bits/weight", "mean error", "worst error", "worst matrix", "shape"});
+  for (const SchemeErrors& e : errors) {
+    const NamedMatrix& worst = matrices[e.worst()];
+    const bool exact = e.errors[e.worst()] == 0;
+    table.add_row({e.scheme, fixed(e.bits_per_weight(), 3), error_text(e.mean()), error_text(e.errors[e.worst()]),
+                   exact ? "(every matrix exact)" : worst.name, exact ? "" : shape_string(worst.weight.shape())});
+    figures["weight_error"].push_back({{"scheme", e.scheme}, {"bits_per_weight", e.bits_per_weight()},
+                                       {"mean", e.mean()}, {"worst", e.errors[e.worst()]}, {"worst_matrix", worst.name},
+                                       {"errors", e.errors}});
+  }
+  table.add_note("bits/weight = 8 × packed bytes / weights, scales included (16-bit scales: INT4 g128 = 4 + 16/128).");
+  table.add_note("W is the model file's weights dequantized to fp32 — and the file ships them as Q4_1, so re-quantizing "
+                 "to Q4_1 recovers them almost exactly: its error here is flattered, not a fair 5-bit figure.");
+  table.add_note(fmt::format("Computed in {} on {} threads.", format_seconds(seconds), num_threads()));
+  emit(table, o);
+
+  // The outlier statistics of the matrix that INT4 per-tensor treats worst, beside the one it treats best.
+  const SchemeErrors& int4 = errors[2];
+  const std::size_t worst = int4.worst();
+  const std::size_t best = static_cast<std::size_t>(std::min_element(int4.errors.begin(), int4.errors.end()) - int4.errors.begin());
+  Table stats(fmt::format("Outlier statistics: the matrix with the largest and the smallest {} error", int4.scheme),
+              {"matrix", "shape", int4.scheme + " error", "mean |w|", "std", "max |w|", "max/std", "beyond 6σ", "share"});
+  for (std::size_t i : {worst, best}) {
+    const NamedMatrix& m = matrices[i];
+    const OutlierStats s = outlier_stats({m.weight.host<float>(), static_cast<std::size_t>(m.weight.numel())});
+    stats.add_row({m.name, shape_string(m.weight.shape()), fixed(int4.errors[i], 4), fmt::format("{:.5f}", s.mean_abs),
+                   fmt::format("{:.5f}", s.std), fmt::format("{:.5f}", s.max_abs), fixed(s.max_over_std, 1),
+                   fmt::format("{} of {}", format_count(static_cast<double>(s.beyond_6_sigma)), format_count(static_cast<double>(s.count))),
+                   fmt::format("{:.3f}%", 100 * s.beyond_6_sigma_fraction())});
+    figures["outlier_stats"].push_back({{"matrix", m.name}, {"int4_per_tensor_error", int4.errors[i]},
+                                        {"mean_abs", s.mean_abs}, {"std", s.std}, {"max_abs", s.max_abs},
+                                        {"max_over_std", s.max_over_std}, {"beyond_6_sigma", s.beyond_6_sigma},
+                                        {"count", s.count}});
+  }
+  stats.add_note("One scale per tensor is set by max |w|: the step is max|w|/7 for INT4, so in a matrix whose largest "
+                 "weight is many σ out most weights round to the zero level or its two neighbours.");
+  emit(stats, o);
+}
+
+// --- 2. outlier features in the residual stream ---
+
+constexpr const char* kOutlierPrompt =
+    "The old lighthouse keeper climbed the spiral stairs every evening at dusk. He trimmed the wick, polished the "
+    "great lens and wound the clockwork that turned the light. Ships passing the rocky headland counted the flashes "
+    "to know where they were. One winter night a storm tore the shutters from the windows, but the keeper stayed at "
+    "his post until morning, and the light never went out.";
+
+void activation_tables(Llama& model, const Tokenizer& tokenizer, const CommonOptions& o, nlohmann::json& figures) {
+  const std::vector<int32_t> tokens = tokenizer.encode(kOutlierPrompt, false);
+  const ResidualCapture cap = capture_residual_stream(model, tokens);
+  // The capture repeats Llama::forward step by step: check that it computed the same thing.
+  double max_diff = 0;
+  {
+    GroupedKvCache cache(model.config(), static_cast<int64_t>(tokens.size()), model.device());
+    const std::vector<float> logits = model.forward(tokens, 0, cache).to_vector();
+    for (std::size_t i = 0; i < logits.size(); ++i)
+      max_diff = std::max(max_diff, static_cast<double>(std::fabs(logits[i] - cap.last_logits[i])));
+    if (max_diff > 1e-3) throw std::runtime_error(fmt::format("the residual capture disagrees with Llama::forward ({:g})", max_diff));
+  }
+  const auto& c = model.config();
+  const int64_t d = cap.d, N = cap.tokens;
+
+  // Position 0 is special: with nothing before it to attend to, the model parks enormous values
+  // there (an "attention sink"). The right-hand columns leave it out.
+  std::vector<std::vector<float>> dim_max, dim_max_rest;
+  for (const auto& x : cap.layers) {
+    dim_max.push_back(per_dim_max(x, N, d));
+    dim_max_rest.push_back(per_dim_max(x, N, d, 1));
+  }
+
+  Table table(fmt::format("Activation outliers: per-dimension max |x| of the residual stream after each layer "
+                          "({}-token prompt, {} dimensions)", N, d),
+              {"layer", "largest dim", "max |x|", "2nd", "3rd", "4th", "median dim", "largest / median",
+               "without position 0: largest", "median", "largest / median"});
+  std::vector<int> top1_count(static_cast<std::size_t>(d), 0);
+  for (int l = 0; l < c.n_layers; ++l) {
+    const auto& m = dim_max[static_cast<std::size_t>(l)];
+    const std::vector<int> top = top_dims(m, 4);
+    const double med = median_of(m);
+    const auto& m_rest = dim_max_rest[static_cast<std::size_t>(l)];
+    const int top_rest = top_dims(m_rest, 1)[0];
+    const double med_rest = median_of(m_rest);
+    auto cell = [&](int i) { return fmt::format("{} ({:.1f})", top[static_cast<std::size_t>(i)], m[static_cast<std::size_t>(top[static_cast<std::size_t>(i)])]); };
+    table.add_row({std::to_string(l), std::to_string(top[0]), fixed(m[static_cast<std::size_t>(top[0])], 1), cell(1), cell(2),
+                   cell(3), fixed(med, 2), fmt::format("{:.0f}×", m[static_cast<std::size_t>(top[0])] / med),
+                   fmt::format("{} ({:.1f})", top_rest, m_rest[static_cast<std::size_t>(top_rest)]), fixed(med_rest, 2),
+                   fmt::format("{:.0f}×", m_rest[static_cast<std::size_t>(top_rest)] / med_rest)});
+    top1_count[static_cast<std::size_t>(top[0])] += 1;
+    std::vector<int> top_list(top.begin(), top.end());
+    figures["activation_outliers"].push_back({{"layer", l}, {"top_dims", top_list},
+                                              {"top_values", {m[static_cast<std::size_t>(top[0])], m[static_cast<std::size_t>(top[1])],
+                                                              m[static_cast<std::size_t>(top[2])], m[static_cast<std::size_t>(top[3])]}},
+                                              {"median", med}, {"top_dim_without_position_0", top_rest},
+                                              {"top_value_without_position_0", m_rest[static_cast<std::size_t>(top_rest)]},
+                                              {"median_without_position_0", med_rest}});
+  }
+  const auto most = static_cast<int>(std::max_element(top1_count.begin(), top1_count.end()) - top1_count.begin());
+  // Which dimensions are among the top 4 at most layers?
+  std::vector<int> in_top4(static_cast<std::size_t>(d), 0);
+  for (const auto& m : dim_max)
+    for (int dim : top_dims(m, 4)) in_top4[static_cast<std::size_t>(dim)] += 1;
+  std::string persistent;
+  for (int dim : top_dims(std::vector<float>(in_top4.begin(), in_top4.end()), 4))
+    persistent += fmt::format("{}{} ({} of {} layers)", persistent.empty() ? "" : ", ", dim, in_top4[static_cast<std::size_t>(dim)], c.n_layers);
+  table.add_note(fmt::format("Dimension {} is the largest at {} of {} layers. In the top 4 most often: {}.", most,
+                             top1_count[static_cast<std::size_t>(most)], c.n_layers, persistent));
+  table.add_note("Position 0 (the first token) has nothing before it to attend to, and the model parks very large "
+                 "values there (an \"attention sink\"); the last three columns leave it out. The outlier dimensions "
+                 "are the same either way.");
+  emit(table, o);
+  figures["activation_persistence"] = {{"most_frequent_top_dim", most}, {"layers_as_top", top1_count[static_cast<std::size_t>(most)]}};
+
+  // Histogram at the middle layer, in powers of two.
+  const int mid = c.n_layers / 2;
+  const auto& m = dim_max[static_cast<std::size_t>(mid)];
+  const std::vector<Log2Bin> bins = log2_histogram(m);
+  int64_t most_in_bin = 1;
+  for (const Log2Bin& b : bins) most_in_bin = std::max(most_in_bin, b.count);
+  fmt::print("Histogram of the {} per-dimension maxima at layer {} (bins of powers of two, # ∝ count):\n", d, mid);
+  for (const Log2Bin& b : bins) {
+    const int width = b.count == 0 ? 0 : std::max<int>(1, static_cast<int>(std::lround(40.0 * static_cast<double>(b.count) / static_cast<double>(most_in_bin))));
+    fmt::print("  {:>6g} - {:>6g} | {:<40} {}\n", b.lo, b.hi, std::string(static_cast<std::size_t>(width), '#'), b.count);
+    figures["activation_histogram"].push_back({{"lo", b.lo}, {"hi", b.hi}, {"count", b.count}});
+  }
+  fmt::print("\n");
+
+  // INT8 with one scale for the whole layer-`mid` tensor, then without the 4 largest dimensions.
+  const auto& x = cap.layers[static_cast<std::size_t>(mid)];
+  const std::vector<int> top4 = top_dims(m, 4);
+  std::vector<float> magnitudes;
+  for (float v : x) magnitudes.push_back(std::fabs(v));
+  // A few ordinary dimensions: the ones whose max sits at the 90th, 50th and 10th percentile.
+  std::vector<int> order(static_cast<std::size_t>(d));
+  for (int i = 0; i < d; ++i) order[static_cast<std::size_t>(i)] = i;
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return m[static_cast<std::size_t>(a)] < m[static_cast<std::size_t>(b)]; });
+  const std::vector<int> dims = {order[static_cast<std::size_t>(d * 9 / 10)], order[static_cast<std::size_t>(d / 2)],
+                                 order[static_cast<std::size_t>(d / 10)]};
+  const Int8TensorScale all = int8_tensor_scale(x, N, d, {}, dims);
+  const Int8TensorScale rest = int8_tensor_scale(x, N, d, top4, dims);
+  const Int8TensorScale later = int8_tensor_scale(x, N, d, {}, dims, 1);
+  Table q(fmt::format("INT8 with one tensor-wide scale on the layer-{} residual stream ({} tokens × {} dims; median |x| "
+                      "{:.2f}, 99th percentile {:.2f})", mid, N, d, median_of(magnitudes), percentile(std::vector<double>(magnitudes.begin(), magnitudes.end()), 99)),
+          {"scale from", "step (scale)", "levels used, whole tensor", fmt::format("dim {} (max {:.2f})", dims[0], m[static_cast<std::size_t>(dims[0])]),
+           fmt::format("dim {} (max {:.2f})", dims[1], m[static_cast<std::size_t>(dims[1])]),
+           fmt::format("dim {} (max {:.2f})", dims[2], m[static_cast<std::size_t>(dims[2])])});
+  auto levels = [](int64_t n) { return fmt::format("{} of 256", n); };
+  q.add_row({"all dimensions", fmt::format("{:.4f}", all.scale), levels(all.levels_used), levels(all.distinct_levels[0]),
+             levels(all.distinct_levels[1]), levels(all.distinct_levels[2])});
+  q.add_row({fmt::format("without dims {}, {}, {}, {}", top4[0], top4[1], top4[2], top4[3]), fmt::format("{:.4f}", rest.scale),
+             levels(rest.levels_used), levels(rest.distinct_levels[0]), levels(rest.distinct_levels[1]),
+             levels(rest.distinct_levels[2])});
+  q.add_row({"all dimensions, position 0 left out", fmt::format("{:.4f}", later.scale), levels(later.levels_used),
+             levels(later.distinct_levels[0]), levels(later.distinct_levels[1]), levels(later.distinct_levels[2])});
+  q.add_note(fmt::format("scale = max |x| / 127; levels = distinct round(x / scale) over the tokens. Excluding the top 4 "
+                         "dimensions makes the step {:.0f}× smaller. The three dimensions are those whose max sits at "
+                         "the 90th, 50th and 10th percentile of the {} dimensions.", all.scale / rest.scale, d));
+  q.add_note(fmt::format("The capture runs the layers with lib's operations (no hook in Llama::forward); its last-token "
+                         "logits differ from Llama::forward's by at most {:.2g}.", max_diff));
+  emit(q, o);
+  figures["activation_int8"] = {{"layer", mid}, {"dims", dims}, {"scale_all", all.scale}, {"levels_all", all.levels_used},
+                                {"dim_levels_all", all.distinct_levels}, {"excluded", top4}, {"scale_rest", rest.scale},
+                                {"levels_rest", rest.levels_used}, {"dim_levels_rest", rest.distinct_levels},
+                                {"scale_without_position_0", later.scale}, {"levels_without_position_0", later.levels_used},
+                                {"dim_levels_without_position_0", later.distinct_levels}};
+}
+
+// --- 3. quality: perplexity, question battery, agreement, for the model quantized by each scheme ---
+
+// Prompts whose fp32 greedy answers are the agreement positions: 3 × 48 = 144 when no answer
+// ends early (these three do not, at the default --agree-tokens).
+const std::vector<std::string> kAgreementPrompts = {
+    "Write a short story about a cat who learns to swim.",
+    "Explain how a bicycle works to a ten-year-old.",
+    "Describe a busy market on a Saturday morning.",
+};
+
+struct QualityOptions {
+  int64_t eval_tokens = 2048;
+  int64_t window = 512;
+  int agree_tokens = 48;    // greedy tokens per agreement prompt
+  int answer_tokens = 24;   // greedy tokens per battery answer
+};
+
+void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions& q, nlohmann::json& figures) {
+  Llama& model = m.model;
+  const Tokenizer& tok = m.tokenizer;
+  std::vector<int32_t> tokens = tok.encode(held_out_text(read_eval_text()), /*parse_special=*/false);
+  if (q.eval_tokens > static_cast<int64_t>(tokens.size())) {
+    fmt::print(stderr, "note: the held-out text has {} tokens; evaluating all of them\n", tokens.size());
+  } else {
+    tokens.resize(static_cast<std::size_t>(q.eval_tokens));
+  }
+  const std::vector<Question> questions = read_questions(questions_path());
+  const ReferenceWeights reference = keep_reference(model);
+
+  // The reference's greedy output, once.
+  GreedyReference greedy;
+  for (const std::string& p : kAgreementPrompts) greedy.prompts.push_back(chat_prompt(tok, p));
+  greedy.continuations = greedy_batch(model, tok, greedy.prompts, q.agree_tokens, /*stop_at_end=*/true);
+  if (greedy.positions() < 144)
+    fmt::print(stderr, "note: the reference's greedy answers give only {} agreement positions (raise --agree-tokens)\n",
+               greedy.positions());
+
+  const auto schemes = table_schemes();
+  std::vector<const QuantScheme*> rows = {nullptr};
+  for (const auto& s : schemes) rows.push_back(s.get());
+
+  struct Result {
+    QuantizedModel info;
+    TextEvaluation text;
+    BatteryResult battery;
+    AgreementCount agree;
+    double seconds = 0;
+  };
+  std::vector<Result> results;
+  Stopwatch total;
+  for (const QuantScheme* scheme : rows) {
+    Stopwatch clock;
+    Result r;
+    r.info = quantize_model(model, reference, scheme);
+    const EvalOptions eval{.window = q.window, .chunk = q.window, .progress_label = "perplexity, " + r.info.scheme};
+    r.text = evaluate_text(model, tokens, eval);
+    r.battery = run_battery(model, tok, questions, q.answer_tokens);
+    r.agree = greedy_agreement_with(model, greedy);
+    r.seconds = clock.seconds();
+    results.push_back(std::move(r));
+  }
+  quantize_model(model, reference, nullptr);  // leave the model as it came
+  const double seconds = total.seconds();
+
+  const TextEvaluation& base = results[0].text;
+  const int64_t n_q = static_cast<int64_t>(questions.size());
+  Table table(fmt::format("Quality of the model with its weights quantized in place ({} perplexity positions of held-out "
+                          "text in {} windows of ≤ {}; {} questions; {} agreement positions)",
+                          base.count(), base.windows, q.window, n_q, greedy.positions()),
+              {"scheme", "bits/weight", "weights", "perplexity", "Δ vs fp32", "battery", "battery 95% CI",
+               "agreement", "agreement 95% CI", "top-1 same as fp32 on text", "time"});
+  for (const Result& r : results) {
+    const Interval bi = wilson_interval(r.battery.score(), r.battery.size());
+    const Interval ai = wilson_interval(r.agree.agreeing, r.agree.positions);
+    const Agreement text_agree = greedy_agreement(base, r.text);
+    const double ppl = r.text.perplexity();
+    table.add_row({r.info.scheme, fixed(r.info.bits_per_weight(), 3), format_bytes(static_cast<double>(r.info.packed_bytes)),
+                   perplexity_text(ppl),
+                   r.info.scheme == "fp32" ? "" : ratio_text(ppl / base.perplexity()),
+                   fmt::format("{}/{}", r.battery.score(), r.battery.size()), fmt::format("{:.2f}–{:.2f}", bi.lo, bi.hi),
+                   fmt::format("{}/{}", r.agree.agreeing, r.agree.positions), fmt::format("{:.2f}–{:.2f}", ai.lo, ai.hi),
+                   percent(text_agree.rate()), format_seconds(r.seconds)});
+    figures["quality"].push_back({{"scheme", r.info.scheme}, {"bits_per_weight", r.info.bits_per_weight()},
+                                  {"packed_bytes", r.info.packed_bytes}, {"embedding_error", r.info.embedding_error},
+                                  {"perplexity", ppl}, {"mean_nll", r.text.mean_nll()}, {"positions", r.text.count()},
+                                  {"battery_correct", r.battery.score()}, {"battery_size", r.battery.size()},
+                                  {"battery_ci", {bi.lo, bi.hi}}, {"battery_correct_per_question", r.battery.correct},
+                                  {"agreement", r.agree.agreeing}, {"agreement_positions", r.agree.positions},
+                                  {"agreement_ci", {ai.lo, ai.hi}}, {"text_top1_agreement", text_agree.rate()},
+                                  {"seconds", r.seconds}});
+  }
+  // What the battery can distinguish: how many questions below the reference's score a model must
+  // fall before the two 95% intervals stop overlapping.
+  const int64_t k0 = results[0].battery.score();
+  int64_t gap = 1;
+  while (k0 - gap >= 0 && wilson_interval(k0 - gap, n_q).hi >= wilson_interval(k0, n_q).lo) ++gap;
+  table.add_note(fmt::format("weights: the packed size of every quantized matrix (the 210 projections and the tied "
+                             "embedding/output matrix, counted once); bits/weight over the same. Norms stay fp32."));
+  table.add_note("fp32 is the shipped file dequantized (projections Q4_1, embedding/output Q8_0), not the original bf16 "
+                 "model: Q4_1 reproduces the projections exactly, so its whole cost here is the embedding/output matrix "
+                 "moved from Q8_0 to Q4_1; Q8_0 reproduces that matrix and rounds only the projections.");
+  table.add_note(fmt::format("Battery: greedy answers under the chat template, no repetition penalty; 95% Wilson "
+                             "intervals. With {} questions the reference's {}/{} is only distinguishable from a model "
+                             "that scores {} fewer (intervals stop overlapping): a difference of one or two questions "
+                             "is noise.", n_q, k0, n_q, k0 - gap >= 0 ? std::to_string(gap) : "(no score)"));
+  table.add_note(fmt::format("Agreement: at each of the {} positions of the fp32 model's greedy answers to {} prompts, "
+                             "the quantized model's top token given the same prefix (fp32 against itself checks the "
+                             "method: batched prefill vs decode). Text column: the same question on the held-out text.",
+                             greedy.positions(), greedy.prompts.size()));
+  table.add_note(fmt::format("Computed in {:.1f} min on {} threads.", seconds / 60, num_threads()));
+  emit(table, o);
+
+  // Per question: which models got it right.
+  std::vector<std::string> headers = {"question", "fp32 answer"};
+  for (const Result& r : results) headers.push_back(r.info.scheme);
+  Table per_q("Question battery: the fp32 answer and who answered correctly (+) or not (.)", headers);
+  for (std::size_t i = 0; i < questions.size(); ++i) {
+    std::string answer = results[0].battery.replies[i];
+    std::replace(answer.begin(), answer.end(), '\n', ' ');
+    if (answer.size() > 40) answer = answer.substr(0, 37) + "...";
+    std::vector<std::string> row = {questions[i].question, answer};
+    for (const Result& r : results) row.push_back(r.battery.correct[i] ? "+" : ".");
+    per_q.add_row(row);
+  }
+  emit(per_q, o);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Chapter 06: weight quantization schemes and what they cost in quality"};
+  CommonOptions o;
+  QualityOptions q;
+  bool no_quality = false;
+  add_common_options(app, o);
+  app.add_option("--eval-tokens", q.eval_tokens, "tokens of held-out text for perplexity")
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 30))->capture_default_str();
+  app.add_option("--window", q.window, "tokens per perplexity window (each starts with an empty cache)")
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 30))->capture_default_str();
+  app.add_option("--agree-tokens", q.agree_tokens, "greedy tokens per agreement prompt (3 prompts)")
+      ->check(CLI::Range(1, 1024))->capture_default_str();
+  app.add_option("--answer-tokens", q.answer_tokens, "greedy tokens per battery answer")
+      ->check(CLI::Range(1, 1024))->capture_default_str();
+  app.add_flag("--no-quality", no_quality, "skip the quality table (no evaluation text needed)");
+
+  return run_main(app, argc, argv, [&] {
+    LoadedModel m = load_model(o);
+    if (q.window > m.model.config().context_length)
+      throw UsageError(fmt::format("--window {} exceeds the context length {}", q.window, m.model.config().context_length));
+    RunRecord record;
+    record.binary = "ch06_quantization";
+    record.model = o.model_path;
+    record.prompt = kOutlierPrompt;
+    weight_error_tables(m.model, o, record.figures);
+    activation_tables(m.model, m.tokenizer, o, record.figures);
+    if (!no_quality) quality_tables(m, o, q, record.figures);
+    record.write(o.json_path);
+  });
+}

@@ -1,0 +1,79 @@
+#include "quantize_model.hpp"
+
+#include <memory>
+#include <stdexcept>
+
+#include "measure/timing.hpp"
+#include "weight_error.hpp"
+
+namespace infer::quant {
+namespace {
+
+// The slots of a layer in projection_matrices() order.
+std::vector<std::unique_ptr<Linear>*> slots(LayerWeights& L) {
+  return {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down};
+}
+
+const Tensor& dense_weight(const std::unique_ptr<Linear>& linear, const char* what) {
+  const auto* dense = dynamic_cast<const DenseLinear*>(linear.get());
+  if (dense == nullptr) throw std::runtime_error(std::string(what) + " is not a DenseLinear");
+  return dense->weight();
+}
+
+}  // namespace
+
+ReferenceWeights keep_reference(const Llama& model) {
+  const LlamaWeights& w = model.weights();
+  ReferenceWeights ref;
+  for (NamedMatrix& m : projection_matrices(w)) ref.projections.push_back(std::move(m.weight));
+  ref.embedding = w.token_embedding;
+  ref.output = dense_weight(w.output, "the output matrix");
+  if (!ref.embedding.device().is_cpu() || ref.embedding.dtype() != DType::f32 || ref.output.dtype() != DType::f32 ||
+      !ref.output.device().is_cpu())
+    throw std::runtime_error("quantization needs the model's matrices in f32 on the CPU");
+  ref.tied = ref.output.raw() == ref.embedding.raw();
+  return ref;
+}
+
+QuantizedModel quantize_model(Llama& model, const ReferenceWeights& ref, const QuantScheme* scheme) {
+  Stopwatch clock;
+  QuantizedModel info;
+  info.scheme = scheme ? scheme->name() : "fp32";
+
+  // Ŵ of one matrix as a new tensor (the reference stays untouched).
+  double last_error = 0;
+  auto apply = [&](const Tensor& w) -> Tensor {
+    const int64_t rows = w.dim(0), cols = w.dim(1);
+    info.weights += rows * cols;
+    if (scheme == nullptr) {
+      info.packed_bytes += static_cast<int64_t>(w.nbytes());
+      last_error = 0;
+      return w;
+    }
+    const std::span<const float> values(w.host<float>(), static_cast<std::size_t>(rows * cols));
+    const PackedMatrix packed = scheme->quantize(values, rows, cols);
+    info.packed_bytes += static_cast<int64_t>(packed.bytes.size());
+    Tensor out({rows, cols});
+    std::span<float> dst(out.host<float>(), static_cast<std::size_t>(rows * cols));
+    scheme->dequantize(packed, dst);
+    last_error = relative_error(values, dst);
+    return out;
+  };
+
+  LlamaWeights& w = model.weights();
+  std::size_t i = 0;
+  for (LayerWeights& L : w.layers)
+    for (std::unique_ptr<Linear>* slot : slots(L)) *slot = std::make_unique<DenseLinear>(apply(ref.projections.at(i++)));
+  if (i != ref.projections.size()) throw std::logic_error("quantize_model: the reference belongs to another model");
+
+  w.token_embedding = apply(ref.embedding);
+  info.embedding_error = last_error;
+  if (ref.tied)
+    w.output = std::make_unique<DenseLinear>(w.token_embedding);  // one Ê for both uses
+  else
+    w.output = std::make_unique<DenseLinear>(apply(ref.output));
+  info.seconds = clock.seconds();
+  return info;
+}
+
+}  // namespace infer::quant

@@ -1,0 +1,52 @@
+// Chapter 06's layer, part 6: a whole model quantized "in place".
+//
+// quantize_model() round-trips every weight matrix of the model through a scheme and puts the
+// result back as a plain fp32 DenseLinear: Ŵ = dequantize(quantize(W)). The forward pass does
+// not change at all; the model simply computes with the numbers the scheme could represent.
+// That is exactly what the quality of a quantized model depends on (a kernel that multiplies
+// from the packed codes computes the same products, up to fp32 summation order), so it is the
+// honest way to measure quality — but it saves no memory and no time here. The packed sizes
+// are reported beside it.
+//
+// Which matrices: the 7 projections of every layer and the token-embedding matrix. The default
+// model ties its output matrix to the embedding, so both see the same Ŵ (quantized once), as in
+// a GGUF file; an untied output matrix is quantized on its own. The norms stay fp32 (they are
+// 0.02% of the weights), as in llama.cpp's quantized files.
+//
+// The starting point is always the reference weights kept by keep_reference(), never the result
+// of a previous scheme: quantizing an already-quantized model would compound the errors.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/llama.hpp"
+#include "quant_scheme.hpp"
+
+namespace infer::quant {
+
+// The model's fp32 weights before any scheme is applied (shared storage, no copy).
+struct ReferenceWeights {
+  std::vector<Tensor> projections;  // 7 per layer: q, k, v, o, gate, up, down
+  Tensor embedding;                 // [V, d]
+  Tensor output;                    // [V, d]; the same storage as embedding when tied
+  bool tied = false;
+};
+// Throws std::runtime_error for a model whose matrices are not dense f32 on the CPU.
+ReferenceWeights keep_reference(const Llama& model);
+
+struct QuantizedModel {
+  std::string scheme;           // "fp32" for the reference
+  int64_t weights = 0;          // weights in the quantized matrices (a tied matrix once)
+  int64_t packed_bytes = 0;     // their packed size under the scheme (fp32: 4 per weight)
+  double embedding_error = 0;   // ‖E − Ê‖ / ‖E‖ of the embedding matrix
+  double seconds = 0;           // time to quantize and dequantize everything
+  double bits_per_weight() const { return weights > 0 ? 8.0 * static_cast<double>(packed_bytes) / static_cast<double>(weights) : 0; }
+};
+
+// Replaces the model's matrices with the round trip of `reference` through `scheme`, or with
+// the reference itself when scheme is nullptr.
+QuantizedModel quantize_model(Llama& model, const ReferenceWeights& reference, const QuantScheme* scheme);
+
+}  // namespace infer::quant
