@@ -59,15 +59,20 @@ std::string Table::render() const {
   };
   std::string out = title_.empty() ? "" : title_ + "\n";
   std::string line;
-  for (std::size_t i = 0; i < headers_.size(); ++i) line += (i ? "  " : "") + pad(headers_[i], w[i], i > 0);
+  for (std::size_t i = 0; i < headers_.size(); ++i) {
+    if (i > 0) line += "  ";
+    line += pad(headers_[i], w[i], i > 0);
+  }
   out += line + "\n";
   std::size_t total = 0;
   for (std::size_t x : w) total += x;
   out += std::string(total + 2 * (w.size() - 1), '-') + "\n";
   for (const auto& row : rows_) {
     line.clear();
-    for (std::size_t i = 0; i < row.size(); ++i)
-      line += (i ? "  " : "") + pad(row[i], w[i], i > 0 && looks_numeric(row[i]));
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (i > 0) line += "  ";
+      line += pad(row[i], w[i], i > 0 && looks_numeric(row[i]));
+    }
     out += line + "\n";
   }
   for (const auto& note : notes_) out += note + "\n";
@@ -76,10 +81,16 @@ std::string Table::render() const {
 
 std::string Table::csv() const {
   std::string out;
-  for (std::size_t i = 0; i < headers_.size(); ++i) out += (i ? "," : "") + csv_cell(headers_[i]);
+  for (std::size_t i = 0; i < headers_.size(); ++i) {
+    if (i > 0) out += ',';
+    out += csv_cell(headers_[i]);
+  }
   out += "\n";
   for (const auto& row : rows_) {
-    for (std::size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + csv_cell(row[i]);
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (i > 0) out += ',';
+      out += csv_cell(row[i]);
+    }
     out += "\n";
   }
   return out;
