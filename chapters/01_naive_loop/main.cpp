@@ -10,6 +10,7 @@
 
 #include "app/cli.hpp"
 #include "app/run_record.hpp"
+#include "app/text_streamer.hpp"
 #include "forward_cost.hpp"
 #include "measure/bandwidth.hpp"
 #include "measure/table.hpp"
@@ -124,20 +125,13 @@ int main(int argc, char** argv) {
     }
     record.prompt_ids = encode_prompt(m, o);
     Sampler sampler(o.sampling);
-    StreamDecoder stream(m.tokenizer);
+    TextStreamer stream(m.tokenizer, record.text);
     std::fputs(o.chat ? "" : o.prompt.c_str(), stdout);
     std::fflush(stdout);
     const Generation gen = generate_naive(
-        m.model, m.tokenizer, record.prompt_ids, sampler, GenerateOptions{.n_predict = o.n_predict, .stop_at_end = true, .top_logits = 5},
-        [&](const StepRecord& step) {
-          const std::string piece = m.tokenizer.ends_generation(step.token) ? "" : stream.push(step.token);
-          record.text += piece;
-          std::fputs(piece.c_str(), stdout);
-          std::fflush(stdout);
-        });
-    const std::string rest = stream.flush();
-    record.text += rest;
-    std::fputs((rest + "\n\n").c_str(), stdout);
+        m.model, m.tokenizer, record.prompt_ids, sampler,
+        GenerateOptions{.n_predict = o.n_predict, .stop_at_end = true, .top_logits = 5}, std::ref(stream));
+    stream.finish();
     record.steps = gen.steps;
     print_steps(gen, o, record.figures);
     record.write(o.json_path);

@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "app/text_streamer.hpp"
 #include "app/cli.hpp"
 #include "app/run_record.hpp"
 #include "cached_generate.hpp"
@@ -366,23 +367,16 @@ int main(int argc, char** argv) {
     LoopRun cached;
     {
       Sampler sampler(o.sampling);
-      StreamDecoder stream(m.tokenizer);
+      TextStreamer stream(m.tokenizer, record.text);
       std::fputs(o.chat ? "" : o.prompt.c_str(), stdout);
       std::fflush(stdout);
       const int64_t before = memory_stats(dev).current_bytes;
       reset_peak_memory(dev);
       KvCache cache(m.model.config(), static_cast<int64_t>(record.prompt_ids.size()) + o.n_predict, dev);
-      cached.gen = generate_cached(m.model, m.tokenizer, record.prompt_ids, cache, sampler, gen_options, [&](const StepRecord& step) {
-        const std::string piece = m.tokenizer.ends_generation(step.token) ? "" : stream.push(step.token);
-        record.text += piece;
-        std::fputs(piece.c_str(), stdout);
-        std::fflush(stdout);
-      });
+      cached.gen = generate_cached(m.model, m.tokenizer, record.prompt_ids, cache, sampler, gen_options, std::ref(stream));
       cached.peak_bytes = memory_stats(dev).peak_bytes - before;
       cached.cache_bytes = static_cast<int64_t>(cache.bytes());
-      const std::string rest = stream.flush();
-      record.text += rest;
-      std::fputs((rest + "\n\n").c_str(), stdout);
+      stream.finish();
     }
     record.steps = cached.gen.steps;
     if (skip_tables) {

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "app/text_streamer.hpp"
 #include "app/cli.hpp"
 #include "app/run_record.hpp"
 #include "cached_generate.hpp"
@@ -41,20 +42,12 @@ void run_demo(LoadedModel& m, const CommonOptions& o, RunRecord& record) {
 
   GroupedKvCache grouped(c, capacity, m.model.device());
   Sampler sampler(o.sampling);
-  StreamDecoder stream(m.tokenizer);
+  TextStreamer stream(m.tokenizer, record.text);
   std::fputs(o.chat ? "" : o.prompt.c_str(), stdout);
   std::fflush(stdout);
   const Generation gen = generate_cached(m.model, m.tokenizer, record.prompt_ids, grouped, sampler, options,
-                                         [&](const StepRecord& step) {
-                                           const std::string piece = m.tokenizer.ends_generation(step.token) ? "" : stream.push(step.token);
-                                           record.text += piece;
-                                           std::fputs(piece.c_str(), stdout);
-                                           std::fflush(stdout);
-                                         });
-  const std::string rest = stream.flush();
-  record.text += rest;
-  std::fputs((rest + "\n\n").c_str(), stdout);
-  std::fflush(stdout);
+                                         std::ref(stream));
+  stream.finish();
   record.steps = gen.steps;
 
   // The same generation with chapter 02's cache (same seed): the tokens must not change.
