@@ -8,14 +8,14 @@
 
 namespace infer {
 
-KvCache::KvCache(const LlamaConfig& c, int64_t max_tokens, Device device)
-    : n_heads_(c.n_heads), n_kv_heads_(c.n_kv_heads), max_tokens_(max_tokens) {
+KvCache::KvCache(const LlamaConfig& c, int64_t max_tokens, Device device, int stored_heads)
+    : n_heads_(c.n_heads), n_kv_heads_(c.n_kv_heads), stored_heads_(stored_heads), max_tokens_(max_tokens) {
   if (max_tokens <= 0 || max_tokens > c.context_length)
     throw std::invalid_argument(fmt::format("KvCache: capacity {} outside 1…{} (the context length)",
                                             max_tokens, c.context_length));
   for (int l = 0; l < c.n_layers; ++l) {
-    keys_.emplace_back(Shape{max_tokens, c.q_width()}, DType::f32, device);
-    values_.emplace_back(Shape{max_tokens, c.q_width()}, DType::f32, device);
+    keys_.emplace_back(Shape{max_tokens, int64_t{stored_heads} * c.head_dim}, DType::f32, device);
+    values_.emplace_back(Shape{max_tokens, int64_t{stored_heads} * c.head_dim}, DType::f32, device);
   }
 }
 
@@ -23,6 +23,13 @@ std::size_t KvCache::bytes() const {
   std::size_t total = 0;
   for (std::size_t l = 0; l < keys_.size(); ++l) total += keys_[l].nbytes() + values_[l].nbytes();
   return total;
+}
+
+void KvCache::store(const Tensor& k, const Tensor& v, Tensor& key_slots, Tensor& value_slots) {
+  // Each key/value head copied once per query head that reads it.
+  const int group = n_heads_ / n_kv_heads_;
+  ops::repeat_heads(k, n_kv_heads_, group, key_slots);
+  ops::repeat_heads(v, n_kv_heads_, group, value_slots);
 }
 
 void KvCache::attend(int layer, int64_t pos0, const Tensor& q, const Tensor& k, const Tensor& v,
@@ -33,13 +40,11 @@ void KvCache::attend(int layer, int64_t pos0, const Tensor& q, const Tensor& k, 
                                         pos0 + n_new - 1, max_tokens_));
   Tensor& keys = keys_[static_cast<std::size_t>(layer)];
   Tensor& values = values_[static_cast<std::size_t>(layer)];
-  // Store the new positions, each key/value head copied once per query head that reads it.
-  const int group = n_heads_ / n_kv_heads_;
   Tensor key_slots = keys.rows(pos0, n_new), value_slots = values.rows(pos0, n_new);
-  ops::repeat_heads(k, n_kv_heads_, group, key_slots);
-  ops::repeat_heads(v, n_kv_heads_, group, value_slots);
-  // Attend over positions 0 … pos0+n_new-1: every query head has its own key/value head here.
-  ops::attention(q, keys.rows(0, pos0 + n_new), values.rows(0, pos0 + n_new), n_heads_, n_heads_, pos0, out);
+  store(k, v, key_slots, value_slots);
+  // Attend over positions 0 … pos0+n_new-1. Query head h reads stored head
+  // h / (H / stored_heads): its own copy here, the shared head in chapter 03.
+  ops::attention(q, keys.rows(0, pos0 + n_new), values.rows(0, pos0 + n_new), n_heads_, stored_heads_, pos0, out);
   if (layer == static_cast<int>(keys_.size()) - 1) length_ = pos0 + n_new;
 }
 

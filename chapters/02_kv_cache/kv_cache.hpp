@@ -24,7 +24,8 @@ namespace infer {
 
 class KvCache : public KvStore {
  public:
-  KvCache(const LlamaConfig& config, int64_t max_tokens, Device device = Device::cpu());
+  KvCache(const LlamaConfig& config, int64_t max_tokens, Device device = Device::cpu())
+      : KvCache(config, max_tokens, device, config.n_heads) {}
 
   void attend(int layer, int64_t pos0, const Tensor& q, const Tensor& k, const Tensor& v,
               Tensor& out) override;
@@ -35,12 +36,19 @@ class KvCache : public KvStore {
   std::size_t bytes() const;
   void clear() { length_ = 0; }
 
+ protected:
+  // stored_heads: key/value heads kept per position — H here; chapter 03's GroupedKvCache
+  // keeps H_kv and changes nothing else.
+  KvCache(const LlamaConfig& config, int64_t max_tokens, Device device, int stored_heads);
+  // Writes the new positions' keys and values k, v [T, H_kv·D] into their slots.
+  virtual void store(const Tensor& k, const Tensor& v, Tensor& key_slots, Tensor& value_slots);
+
  private:
-  int n_heads_, n_kv_heads_;
+  int n_heads_, n_kv_heads_, stored_heads_;
   int64_t max_tokens_;
   int64_t length_ = 0;
-  std::vector<Tensor> keys_;    // per layer [max_tokens, H·D]
-  std::vector<Tensor> values_;  // per layer [max_tokens, H·D]
+  std::vector<Tensor> keys_;    // per layer [max_tokens, stored_heads·D]
+  std::vector<Tensor> values_;  // per layer [max_tokens, stored_heads·D]
 };
 
 }  // namespace infer

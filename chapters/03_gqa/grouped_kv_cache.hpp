@@ -17,30 +17,23 @@
 #include <vector>
 
 #include "model/config.hpp"
-#include "model/kv_store.hpp"
+#include "kv_cache.hpp"  // chapter 02
 #include "tensor/tensor.hpp"
 
 namespace infer {
 
-class GroupedKvCache : public KvStore {
+// Chapter 02's KvCache with one change: it keeps H_kv heads per position, and stores k and v
+// as they come out of the projections.
+class GroupedKvCache : public KvCache {
  public:
-  GroupedKvCache(const LlamaConfig& config, int64_t max_tokens, Device device = Device::cpu());
+  GroupedKvCache(const LlamaConfig& config, int64_t max_tokens, Device device = Device::cpu())
+      : KvCache(config, max_tokens, device, config.n_kv_heads) {}
 
-  void attend(int layer, int64_t pos0, const Tensor& q, const Tensor& k, const Tensor& v,
-              Tensor& out) override;
-
-  int64_t max_tokens() const { return max_tokens_; }
-  int64_t length() const { return length_; }  // positions stored so far
-  // Bytes allocated for keys and values: 2 × layers × H_kv × D × 4 bytes per token of capacity.
-  std::size_t bytes() const;
-  void clear() { length_ = 0; }
-
- private:
-  int n_heads_, n_kv_heads_;
-  int64_t max_tokens_;
-  int64_t length_ = 0;
-  std::vector<Tensor> keys_;    // per layer [max_tokens, H_kv·D]
-  std::vector<Tensor> values_;  // per layer [max_tokens, H_kv·D]
+ protected:
+  void store(const Tensor& k, const Tensor& v, Tensor& key_slots, Tensor& value_slots) override {
+    key_slots.copy_from(k);  // [T, H_kv·D]: one row copy, nothing repeated
+    value_slots.copy_from(v);
+  }
 };
 
 // Bytes per token of a K/V cache from the formula: 2 (keys and values) × layers × heads stored
