@@ -25,6 +25,7 @@ packages=(
   libxtensor-dev xtl-dev libxsimd-dev libxtensor-blas-dev
   libopenblas-openmp-dev           # OpenBLAS sharing our OpenMP threads
   catch2 libcli11-dev libpcre2-dev nlohmann-json3-dev libfmt-dev
+  libhwy-dev                       # Highway SIMD: chapter 06's packed kernels
   sword-text-web diatheke          # the evaluation text (data/fetch_eval_text.sh)
 )
 missing=()

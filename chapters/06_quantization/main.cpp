@@ -4,9 +4,13 @@
 //   ch06_quantization --eval-tokens 4096   perplexity over more of the held-out text
 //   ch06_quantization --no-quality         only the weight and activation tables (no text needed)
 //   ch06_quantization --csv out.csv --json out.json
+//   ch06_quantization --quant nf4 -p "..." -n 64   part 2: generate through the packed kernels
+//   ch06_quantization --speed -t 2                 part 2: the speed table of the kernels
+//   ch06_quantization --memory                     part 2: what fits on 8/16/24 GB cards and in this RAM
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -16,11 +20,16 @@
 #include "agreement.hpp"
 #include "app/cli.hpp"
 #include "app/run_record.hpp"
+#include "app/text_streamer.hpp"
+#include "cached_generate.hpp"
 #include "evaluation.hpp"
 #include "grouped_kv_cache.hpp"
+#include "kernel_speed.hpp"
+#include "measure/bandwidth.hpp"
 #include "measure/progress.hpp"
 #include "measure/table.hpp"
 #include "measure/timing.hpp"
+#include "memory_budget.hpp"
 #include "quant_scheme.hpp"
 #include "quantize_model.hpp"
 #include "question_battery.hpp"
@@ -361,6 +370,69 @@ void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions
   emit(per_q, o);
 }
 
+// --- part 2: the model on the packed kernels ---
+
+// --quant: every matrix packed, the text generated with chapter 02's loop and chapter 03's
+// cache, streamed as it comes.
+void generate_quantized(LoadedModel& m, const CommonOptions& o, PackedFormat format, RunRecord& record) {
+  const QuantizedModel info = quantize_for_kernels(m.model, format);
+  fmt::print(stderr, "packed every matrix as {} ({:.3f} bits/weight): the weights now take {}, in {:.1f} s\n", info.scheme,
+             info.bits_per_weight(), format_bytes(static_cast<double>(m.model.weights().bytes_held())), info.seconds);
+  record.prompt_ids = encode_prompt(m, o);
+  GroupedKvCache cache(m.model.config(), static_cast<int64_t>(record.prompt_ids.size()) + o.n_predict, m.model.device());
+  Sampler sampler(o.sampling);
+  TextStreamer stream(m.tokenizer, record.text);
+  std::fputs(o.chat ? "" : o.prompt.c_str(), stdout);
+  std::fflush(stdout);
+  const GenerateOptions options{.n_predict = o.n_predict, .stop_at_end = true, .top_logits = 5};
+  const Generation gen = generate_cached(m.model, m.tokenizer, record.prompt_ids, cache, sampler, options, std::ref(stream));
+  stream.finish();
+  record.steps = gen.steps;
+  std::vector<double> decode;
+  for (std::size_t i = 1; i < gen.steps.size(); ++i) decode.push_back(gen.steps[i].seconds);
+  const double ttft = gen.steps.empty() ? 0 : gen.steps[0].seconds;
+  const double tps = decode.empty() ? 0 : 1.0 / median(decode);
+  fmt::print("{} tokens through the {} kernels ({} threads): time to first token {:.1f} ms, decode {:.1f} tokens/s "
+             "(median step)\n", gen.steps.size(), info.scheme, num_threads(), 1e3 * ttft, tps);
+  record.figures["quant"] = {{"scheme", info.scheme}, {"flag", format_flag(format)}, {"bits_per_weight", info.bits_per_weight()},
+                             {"weight_bytes", m.model.weights().bytes_held()}, {"ttft_s", ttft}, {"decode_tokens_per_s", tps}};
+}
+
+// --speed: fp32 and every format, decode and prefill, timed side by side.
+void speed_tables(LoadedModel& m, const CommonOptions& o, const SpeedOptions& s, nlohmann::json& figures) {
+  const BandwidthResult bw = measure_read_bandwidth();
+  const std::vector<SpeedRow> rows =
+      measure_speed(m.model, m.tokenizer, std::vector<PackedFormat>(kPackedFormats.begin(), kPackedFormats.end()), s);
+  emit(speed_table(rows, s, bw.bytes_per_second), o);
+  figures["machine"] = {{"threads", num_threads()}, {"read_bandwidth_bytes_per_s", bw.bytes_per_second}};
+  for (const SpeedRow& r : rows)
+    figures["speed"].push_back({{"scheme", r.scheme}, {"flag", r.flag}, {"model_bytes", r.model_bytes},
+                                {"bits_per_weight", r.bits_per_weight}, {"bytes_per_token", r.bytes_per_token},
+                                {"decode_seconds", r.decode_seconds}, {"prefill_seconds", r.prefill_seconds},
+                                {"context", s.context}, {"prefill_tokens", s.prefill_tokens}});
+}
+
+// --memory: the "what fits" tables. Arithmetic on shapes only: the model file is opened for
+// its configuration, never run (nor its weights loaded).
+void memory_tables(const CommonOptions& o, nlohmann::json& figures) {
+  auto record = [&](const Table& t) {
+    emit(t, o);
+    figures["memory"].push_back({{"title", t.title()}, {"rows", t.rows()}});
+  };
+  for (const Table& t : gpu_budget_tables()) record(t);
+  const std::optional<MachineMemory> ram = read_meminfo();
+  if (!ram) {
+    fmt::print(stderr, "/proc/meminfo has no MemTotal/MemAvailable: no table for this machine\n");
+    return;
+  }
+  const gguf::GgufFile file = gguf::GgufFile::open(o.model_path);
+  std::string name = std::filesystem::path(o.model_path).filename().string();  // SmolLM2-135M-Instruct.Q4_1.gguf
+  name = name.substr(0, name.find('.'));  // the model, not the file's own quantization
+  const NamedConfig model{name, LlamaConfig::from_gguf(file)};
+  record(machine_budget_table(model, *ram));
+  figures["machine_memory"] = {{"mem_total_bytes", ram->total_bytes}, {"mem_available_bytes", ram->available_bytes}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -378,8 +450,51 @@ int main(int argc, char** argv) {
   app.add_option("--answer-tokens", q.answer_tokens, "greedy tokens per battery answer")
       ->check(CLI::Range(1, 1024))->capture_default_str();
   app.add_flag("--no-quality", no_quality, "skip the quality table (no evaluation text needed)");
+  std::string quant;
+  bool speed = false;
+  SpeedOptions speed_options;
+  auto* quant_opt = app.add_option("--quant", quant, "part 2: pack every matrix in SCHEME (int8, int4-g128, nf4, q8_0, q4_1) "
+                                                     "and generate through the kernels (-p, -n, --chat, sampling)");
+  app.add_flag("--speed", speed, "part 2: the speed table of the kernels (decode and prefill, fp32 and every scheme)")
+      ->excludes(quant_opt);
+  app.add_option("--rounds", speed_options.rounds, "--speed: rounds of timing (each model timed once per round)")
+      ->check(CLI::Range(1, 1000))->capture_default_str();
+  bool memory = false;
+  app.add_flag("--memory", memory, "part 2: what fits — weights, context and users for 7B/13B/70B on 8/16/24 GB "
+                                   "cards, and for this model in this machine's RAM (no model run)")
+      ->excludes(quant_opt);
 
   return run_main(app, argc, argv, [&] {
+    if (memory) {
+      RunRecord record;
+      record.binary = "ch06_quantization";
+      record.model = o.model_path;
+      memory_tables(o, record.figures);
+      record.write(o.json_path);
+      return;
+    }
+    if (!quant.empty()) {
+      const std::optional<PackedFormat> format = parse_format_flag(quant);
+      if (!format) throw UsageError(fmt::format("--quant: unknown scheme '{}' (int8, int4-g128, nf4, q8_0, q4_1)", quant));
+      if (o.prompt.empty()) o.prompt = "The three most important ideas in computer science are";
+      LoadedModel m = load_model(o);
+      RunRecord record;
+      record.binary = "ch06_quantization";
+      record.model = o.model_path;
+      record.prompt = o.prompt;
+      generate_quantized(m, o, *format, record);
+      record.write(o.json_path);
+      return;
+    }
+    if (speed) {
+      LoadedModel m = load_model(o);
+      RunRecord record;
+      record.binary = "ch06_quantization";
+      record.model = o.model_path;
+      speed_tables(m, o, speed_options, record.figures);
+      record.write(o.json_path);
+      return;
+    }
     LoadedModel m = load_model(o);
     if (q.window > m.model.config().context_length)
       throw UsageError(fmt::format("--window {} exceeds the context length {}", q.window, m.model.config().context_length));

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "measure/timing.hpp"
+#include "packed_linear.hpp"
 #include "weight_error.hpp"
 
 namespace infer::quant {
@@ -74,6 +75,67 @@ QuantizedModel quantize_model(Llama& model, const ReferenceWeights& ref, const Q
     w.output = std::make_unique<DenseLinear>(apply(ref.output));
   info.seconds = clock.seconds();
   return info;
+}
+
+QuantizedModel quantize_for_kernels(Llama& model, const ReferenceWeights& ref, PackedFormat format) {
+  Stopwatch clock;
+  const auto scheme = scheme_for(format);
+  QuantizedModel info;
+  info.scheme = scheme->name();
+  const Device dev = model.device();
+  auto packed = [&](const Tensor& w) {
+    auto linear = std::make_unique<PackedLinear>(w, format, dev);
+    info.weights += w.numel();
+    info.packed_bytes += static_cast<int64_t>(linear->weight_bytes());
+    return linear;
+  };
+
+  LlamaWeights& w = model.weights();
+  std::size_t i = 0;
+  for (LayerWeights& L : w.layers)
+    for (std::unique_ptr<Linear>* slot : slots(L)) *slot = packed(ref.projections.at(i++));
+  if (i != ref.projections.size()) throw std::logic_error("quantize_for_kernels: the reference belongs to another model");
+
+  if (ref.tied) {
+    w.output = packed(ref.embedding);
+    w.token_embedding = Tensor();  // the packed output matrix is the embedding now
+    if (ref.embedding.device().is_cpu() && ref.embedding.dtype() == DType::f32) {
+      const std::span<const float> e(ref.embedding.host<float>(), static_cast<std::size_t>(ref.embedding.numel()));
+      info.embedding_error = relative_error(e, round_trip(*scheme, e, ref.embedding.dim(0), ref.embedding.dim(1)));
+    }
+  } else {
+    w.output = packed(ref.output);
+    w.token_embedding = ref.embedding;
+  }
+  info.seconds = clock.seconds();
+  return info;
+}
+
+QuantizedModel quantize_for_kernels(Llama& model, PackedFormat format) {
+  LlamaWeights& w = model.weights();
+  ReferenceWeights current;
+  for (LayerWeights& L : w.layers)
+    for (std::unique_ptr<Linear>* slot : slots(L)) current.projections.push_back(dense_weight(*slot, "a projection"));
+  if (!w.token_embedding.defined()) throw std::runtime_error("quantize_for_kernels: the model is already packed");
+  current.embedding = w.token_embedding;
+  current.output = dense_weight(w.output, "the output matrix");
+  current.tied = model.config().tied_embeddings || current.output.raw() == current.embedding.raw();
+  return quantize_for_kernels(model, current, format);
+}
+
+Llama packed_copy(const Llama& model, const ReferenceWeights& reference, PackedFormat format, QuantizedModel* info) {
+  LlamaWeights w;
+  w.output_norm = model.weights().output_norm;
+  for (const LayerWeights& L : model.weights().layers) {
+    LayerWeights copy;
+    copy.attn_norm = L.attn_norm;
+    copy.ffn_norm = L.ffn_norm;
+    w.layers.push_back(std::move(copy));
+  }
+  Llama packed(model.config(), std::move(w), model.device());
+  const QuantizedModel q = quantize_for_kernels(packed, reference, format);
+  if (info != nullptr) *info = q;
+  return packed;
 }
 
 }  // namespace infer::quant

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "model/llama.hpp"
+#include "packed_kernels.hpp"
 #include "quant_scheme.hpp"
 
 namespace infer::quant {
@@ -48,5 +49,23 @@ struct QuantizedModel {
 // Replaces the model's matrices with the round trip of `reference` through `scheme`, or with
 // the reference itself when scheme is nullptr.
 QuantizedModel quantize_model(Llama& model, const ReferenceWeights& reference, const QuantScheme* scheme);
+
+// Part 2 of the chapter: the same matrices, but kept packed and multiplied by the kernels.
+// Replaces every projection and the output matrix with a PackedLinear (packed_linear.hpp) in
+// `format`, on the model's device. With tied embeddings (the default model) the embedding
+// tensor is dropped as well: the packed output matrix is its only copy, and the lookup reads
+// its rows (LlamaWeights::embed → PackedLinear::gather_rows). An untied embedding table stays
+// fp32 (a decode step reads one row of it). The model then computes with exactly the Ŵ of
+// quantize_model(model, reference, scheme_for(format)), multiplied in another order;
+// quantize_model(model, reference, nullptr) turns it back into the fp32 model.
+QuantizedModel quantize_for_kernels(Llama& model, const ReferenceWeights& reference, PackedFormat format);
+// The same from the model's own dense matrices, on any device and in any dtype (a CUDA model
+// loaded in f16 too); throws std::runtime_error for a layer that is already packed.
+QuantizedModel quantize_for_kernels(Llama& model, PackedFormat format);
+// A second model beside `model`: the same config, device and (shared) norms, its matrices
+// packed from `reference` as quantize_for_kernels does. The speed table keeps one per format
+// and times them in turn.
+Llama packed_copy(const Llama& model, const ReferenceWeights& reference, PackedFormat format,
+                  QuantizedModel* info = nullptr);
 
 }  // namespace infer::quant

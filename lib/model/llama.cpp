@@ -47,7 +47,7 @@ Tensor Llama::forward(std::span<const SequenceChunk> chunks) {
   Tensor gate({N, c.d_ff}, DType::f32, dev);       // MLP hidden [N, F]
   Tensor up({N, c.d_ff}, DType::f32, dev);
 
-  ops::embedding(W.token_embedding, ids, x);  // x[N, d] = E[ids]
+  W.embed(ids, x);  // x[N, d] = E[ids]
 
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights& L = W.layers[static_cast<std::size_t>(l)];

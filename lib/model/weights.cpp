@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "gguf/gguf_file.hpp"
+#include "tensor/ops.hpp"
 
 namespace infer {
 namespace {
@@ -77,9 +78,23 @@ LlamaWeights load_weights(const gguf::GgufFile& file, const LlamaConfig& c,
   return w;
 }
 
+void LlamaWeights::embed(std::span<const int32_t> ids, Tensor& x) const {
+  if (token_embedding.defined())
+    ops::embedding(token_embedding, ids, x);
+  else
+    output->gather_rows(ids, x);  // tied, and held only by the output layer
+}
+
+namespace {
+// Bytes of one embedding row, wherever the embedding is held.
+std::size_t embedding_row_bytes(const LlamaWeights& w) {
+  if (w.token_embedding.defined()) return w.token_embedding.nbytes() / static_cast<std::size_t>(w.token_embedding.dim(0));
+  return w.output->weight_bytes() / static_cast<std::size_t>(w.output->out_features());
+}
+}  // namespace
+
 std::size_t LlamaWeights::bytes_per_token() const {
-  std::size_t bytes = output->weight_bytes() + output_norm.nbytes() +
-                      token_embedding.nbytes() / static_cast<std::size_t>(token_embedding.dim(0));
+  std::size_t bytes = output->weight_bytes() + output_norm.nbytes() + embedding_row_bytes(*this);
   for (const LayerWeights& L : layers)
     bytes += L.attn_norm.nbytes() + L.ffn_norm.nbytes() + L.wq->weight_bytes() +
              L.wk->weight_bytes() + L.wv->weight_bytes() + L.wo->weight_bytes() +
@@ -89,9 +104,8 @@ std::size_t LlamaWeights::bytes_per_token() const {
 
 std::size_t LlamaWeights::bytes_held() const {
   const auto* dense_out = dynamic_cast<const DenseLinear*>(output.get());
-  const bool tied = dense_out && dense_out->weight().raw() == token_embedding.raw();
-  return bytes_per_token() - token_embedding.nbytes() / static_cast<std::size_t>(token_embedding.dim(0)) +
-         (tied ? 0 : token_embedding.nbytes());
+  const bool tied = !token_embedding.defined() || (dense_out && dense_out->weight().raw() == token_embedding.raw());
+  return bytes_per_token() - embedding_row_bytes(*this) + (tied ? 0 : token_embedding.nbytes());
 }
 
 }  // namespace infer

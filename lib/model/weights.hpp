@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "model/config.hpp"
@@ -30,10 +32,16 @@ struct LayerWeights {
 };
 
 struct LlamaWeights {
-  Tensor token_embedding;           // [V, d]
+  // [V, d]. Left empty (!defined()) when the embedding is tied and kept only inside `output`,
+  // as chapter 06 does with a packed matrix: embed() then reads the rows through output.
+  Tensor token_embedding;
   std::vector<LayerWeights> layers;
   Tensor output_norm;               // [d]
   std::unique_ptr<Linear> output;   // [V, d]; shares token_embedding's storage when tied
+
+  // x[N, d] = the embedding rows of ids: token_embedding's, or output->gather_rows when that
+  // is empty.
+  void embed(std::span<const int32_t> ids, Tensor& x) const;
 
   // Bytes one single-token forward pass reads: every linear layer, the norms and one row of
   // the embedding table.

@@ -83,6 +83,9 @@ grep -E "tests passed|Skipped|Failed|Passed|skipped" "$LOGS/ctest_cuda.log" | se
 if grep -q "^skipped:" "$LOGS/ctest_cuda.log" || grep -q "Not Run\|\*\*\*Skipped" "$LOGS/ctest_cuda.log"; then
   say "    NOTE: the parity tests were SKIPPED: this machine's CUDA is not usable (see the log)"
 fi
+# Chapter 06's packed-weight kernels (also in ctest -L cuda): their own run, so that the report
+# shows Catch's summary line for them.
+step cuda_packed_kernels 60 "$BUILD/tests/cuda/cuda_packed_tests"; tail -n 3 "$LOGS/cuda_packed_kernels.log" | sed 's/^/    /' | tee -a "$REPORT"
 
 # ---- the chapters on the GPU ------------------------------------------------------------------
 MODEL=$ROOT/data/models/SmolLM2-135M-Instruct.Q4_1.gguf

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "gguf/ggml_types.hpp"
+#include "skip_without_gpu.hpp"
 #include "tensor/memory.hpp"
 #include "tensor/ops.hpp"
 #include "tensor/tensor.hpp"
@@ -411,13 +412,4 @@ TEST_CASE("cuda: one attention block chained on the device matches the CPU", "[c
   require_close(block(kGpu), block(kCpu), {1e-4, 1e-6});
 }
 
-int main(int argc, char** argv) {
-  if (!cuda_available()) {
-    std::string reason = cuda_unavailable_reason();
-    const std::string prefix = "no CUDA device: ";
-    if (reason.starts_with(prefix)) reason = reason.substr(prefix.size());
-    std::printf("skipped: no CUDA device (%s)\n", reason.c_str());
-    return 77;
-  }
-  return Catch::Session().run(argc, argv);
-}
+int main(int argc, char** argv) { return test::run_cuda_tests_or_skip(argc, argv); }

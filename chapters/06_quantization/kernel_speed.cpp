@@ -1,0 +1,135 @@
+#include "kernel_speed.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "grouped_kv_cache.hpp"
+#include "measure/progress.hpp"
+#include "measure/timing.hpp"
+#include "quantize_model.hpp"
+#include "tensor/ops.hpp"
+
+namespace infer::quant {
+namespace {
+
+// Real tokens (a text repeated) for the prompts the timings feed.
+std::vector<int32_t> filler_tokens(const Tokenizer& tokenizer, int64_t n) {
+  const std::vector<int32_t> text = tokenizer.encode(
+      "A decode step reads every weight of the model once, so the fewer bytes a weight takes, the "
+      "sooner the step is done; a prefill reads them once for the whole prompt and computes instead. ");
+  std::vector<int32_t> out;
+  while (static_cast<int64_t>(out.size()) < n) out.push_back(text[out.size() % text.size()]);
+  return out;
+}
+
+// One model under test, with its caches prefilled once.
+struct Candidate {
+  Llama* model = nullptr;
+  SpeedRow row;
+  std::unique_ptr<GroupedKvCache> decode_cache;   // positions 0 … context − 1 filled
+  std::unique_ptr<GroupedKvCache> prefill_cache;  // overwritten by every timed prefill
+  std::vector<double> decode_times, prefill_times;
+};
+
+}  // namespace
+
+std::vector<SpeedRow> measure_speed(Llama& model, const Tokenizer& tokenizer, const std::vector<PackedFormat>& formats,
+                                    const SpeedOptions& o) {
+  const LlamaConfig& c = model.config();
+  if (o.context < 1 || o.prefill_tokens < 1 || o.context + 1 > c.context_length || o.prefill_tokens > c.context_length)
+    throw std::invalid_argument(fmt::format("measure_speed: context {} / prefill {} do not fit the context length {}",
+                                            o.context, o.prefill_tokens, c.context_length));
+  const ReferenceWeights reference = keep_reference(model);
+  std::vector<Llama> packed;
+  packed.reserve(formats.size());  // the candidates point into it
+  std::vector<Candidate> all;
+  auto add = [&](Llama* m, SpeedRow row) {
+    Candidate k;
+    k.model = m;
+    k.row = std::move(row);
+    all.push_back(std::move(k));
+  };
+  add(&model, {.scheme = "fp32", .flag = "", .bits_per_weight = 32});
+  {
+    ProgressBar bar("packing the model in each format", static_cast<int64_t>(formats.size()));
+    for (PackedFormat f : formats) {
+      QuantizedModel info;
+      packed.push_back(packed_copy(model, reference, f, &info));
+      add(&packed.back(), {.scheme = info.scheme, .flag = format_flag(f), .bits_per_weight = info.bits_per_weight()});
+      bar.advance();
+    }
+    bar.done();
+  }
+
+  const std::vector<int32_t> tokens = filler_tokens(tokenizer, std::max(o.context + 1, o.prefill_tokens));
+  const std::span<const int32_t> prompt(tokens.data(), static_cast<std::size_t>(o.context));
+  const std::span<const int32_t> next(tokens.data() + o.context, 1);
+  const std::span<const int32_t> long_prompt(tokens.data(), static_cast<std::size_t>(o.prefill_tokens));
+  for (Candidate& k : all) {
+    k.row.model_bytes = static_cast<int64_t>(k.model->weights().bytes_held());
+    k.row.bytes_per_token = static_cast<int64_t>(k.model->weights().bytes_per_token());
+    k.decode_cache = std::make_unique<GroupedKvCache>(c, o.context + 1, k.model->device());
+    k.prefill_cache = std::make_unique<GroupedKvCache>(c, o.prefill_tokens, k.model->device());
+    (void)k.model->forward(prompt, 0, *k.decode_cache);
+    (void)k.model->forward(next, o.context, *k.decode_cache);  // warm-up step
+  }
+
+  ProgressBar bar(fmt::format("timing {} models, {} rounds", all.size(), o.rounds), o.rounds * static_cast<int64_t>(all.size()));
+  for (int round = 0; round < o.rounds; ++round) {
+    for (Candidate& k : all) {
+      // The token at position `context`, again and again: it overwrites its own cache slot.
+      for (int s = 0; s < o.decode_steps; ++s) {
+        Stopwatch clock;
+        (void)k.model->forward(next, o.context, *k.decode_cache).to(Device::cpu());
+        k.decode_times.push_back(clock.seconds());
+      }
+      for (int s = 0; s < o.prefill_repeats; ++s) {
+        Stopwatch clock;
+        (void)k.model->forward(long_prompt, 0, *k.prefill_cache).to(Device::cpu());
+        k.prefill_times.push_back(clock.seconds());
+      }
+      bar.advance();
+    }
+  }
+  bar.done();
+
+  std::vector<SpeedRow> rows;
+  for (Candidate& k : all) {
+    k.row.decode_seconds = median(k.decode_times);
+    k.row.prefill_seconds = median(k.prefill_times);
+    rows.push_back(k.row);
+  }
+  return rows;
+}
+
+Table speed_table(const std::vector<SpeedRow>& rows, const SpeedOptions& o, double bandwidth) {
+  if (rows.empty()) throw std::invalid_argument("speed_table: no rows");
+  Table t(fmt::format("Decode and prefill through the packed kernels ({} threads, read bandwidth {:.1f} GB/s)", num_threads(),
+                      bandwidth / 1e9),
+          {"scheme", "--quant", "model bytes", "bits/weight", fmt::format("decode tok/s (ctx {})", o.context),
+           "weights streamed (GB/s)", "of read bandwidth", fmt::format("prefill tok/s ({} tokens)", o.prefill_tokens),
+           "decode speed-up", "prefill speed-up"});
+  const SpeedRow& base = rows[0];
+  for (const SpeedRow& r : rows) {
+    const double streamed = static_cast<double>(r.bytes_per_token) / r.decode_seconds;
+    t.add_row({r.scheme, r.flag.empty() ? "(none)" : r.flag, format_bytes(static_cast<double>(r.model_bytes)),
+               fmt::format("{:.3f}", r.bits_per_weight), fmt::format("{:.1f}", 1.0 / r.decode_seconds),
+               fmt::format("{:.2f}", streamed / 1e9), fmt::format("{:.0f}%", 100.0 * streamed / bandwidth),
+               fmt::format("{:.0f}", static_cast<double>(o.prefill_tokens) / r.prefill_seconds),
+               fmt::format("{:.2f}×", base.decode_seconds / r.decode_seconds),
+               fmt::format("{:.2f}×", base.prefill_seconds / r.prefill_seconds)});
+  }
+  t.add_note("model bytes: every weight as held (packed matrices, the tied embedding/output matrix once, fp32 norms); "
+             "bits/weight: 8 × packed bytes / weights of the quantized matrices.");
+  t.add_note(fmt::format("decode: one token at position {} against a chapter 03 cache, median of {} steps ({} rounds × {}); "
+                         "weights streamed = the bytes a step reads (every matrix once, one embedding row, the norms) / "
+                         "step time.", o.context, o.rounds * o.decode_steps, o.rounds, o.decode_steps));
+  t.add_note(fmt::format("prefill: {} tokens in one pass, median of {}. The models are timed in turn, round after round, so "
+                         "the speed-ups compare measurements taken side by side.", o.prefill_tokens, o.rounds * o.prefill_repeats));
+  return t;
+}
+
+}  // namespace infer::quant

@@ -1,0 +1,50 @@
+// Chapter 06's layer, part 9: what the kernels buy — the speed table.
+//
+// Decode streams every weight once per token, so its time is bytes over bandwidth: the table
+// puts beside each format its model bytes, bits per weight, decode tokens/s at a given
+// context, the weight bytes that decode streams per second as a fraction of the machine's
+// measured read bandwidth, prefill tokens/s (arithmetic-bound instead), and the speed-ups over
+// fp32. The fp32 model and one packed copy per format (packed_copy) are all held at once and
+// timed in turn, round after round, so that whatever else the machine does slows them alike;
+// every figure is a median over the rounds.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "measure/table.hpp"
+#include "model/llama.hpp"
+#include "packed_kernels.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace infer::quant {
+
+struct SpeedOptions {
+  int64_t context = 128;          // decode: one token against a cache of this many
+  int64_t prefill_tokens = 256;   // prefill: a prompt of this many tokens in one pass
+  int rounds = 3;                 // every model is timed once per round, the models in turn
+  int decode_steps = 9;           // decode steps timed per model per round
+  int prefill_repeats = 1;        // prefills timed per model per round
+};
+
+struct SpeedRow {
+  std::string scheme;              // "fp32", or the scheme's name ("NF4")
+  std::string flag;                // "" for fp32, else format_flag ("nf4")
+  int64_t model_bytes = 0;         // LlamaWeights::bytes_held(): what the weights occupy
+  double bits_per_weight = 32;     // over the quantized matrices (fp32: 32)
+  int64_t bytes_per_token = 0;     // LlamaWeights::bytes_per_token(): what one decode step reads
+  double decode_seconds = 0;       // median decode step
+  double prefill_seconds = 0;      // median prefill of prefill_tokens
+};
+
+// Times the fp32 `model` and a packed copy of it in each of `formats`. The model must hold
+// dense fp32 weights on the CPU (it is left as it came).
+std::vector<SpeedRow> measure_speed(Llama& model, const Tokenizer& tokenizer, const std::vector<PackedFormat>& formats,
+                                    const SpeedOptions& options);
+
+// The table of those rows (rows[0] is the fp32 reference), with the read bandwidth and thread
+// count it was measured at.
+Table speed_table(const std::vector<SpeedRow>& rows, const SpeedOptions& options, double read_bandwidth);
+
+}  // namespace infer::quant

@@ -1,0 +1,164 @@
+#include "memory_budget.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "grouped_kv_cache.hpp"  // kv_bytes_per_token
+
+namespace infer::quant {
+namespace {
+
+// A Llama-2 shape: untied embeddings, vocabulary 32 000, head_dim 128, context 4 096.
+LlamaConfig llama2(int layers, int d_model, int heads, int kv_heads, int d_ff) {
+  LlamaConfig c;
+  c.n_layers = layers;
+  c.d_model = d_model;
+  c.n_heads = heads;
+  c.n_kv_heads = kv_heads;
+  c.head_dim = d_model / heads;
+  c.d_ff = d_ff;
+  c.vocab_size = 32000;
+  c.context_length = 4096;
+  c.tied_embeddings = false;
+  return c;
+}
+
+std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / kGiB); }
+
+std::string kib(int64_t bytes) {
+  return bytes % 1024 == 0 ? fmt::format("{} KiB", bytes / 1024) : fmt::format("{:.1f} KiB", static_cast<double>(bytes) / 1024);
+}
+
+std::string billions(int64_t n) {
+  return n >= 1'000'000'000 ? fmt::format("{:.2f} B", static_cast<double>(n) / 1e9) : fmt::format("{:.1f} M", static_cast<double>(n) / 1e6);
+}
+
+void add_budget_row(Table& table, const Budget& b) {
+  table.add_row({b.model, b.format, billions(b.parameters), gib(static_cast<double>(b.weight_bytes)),
+                 b.fits() ? gib(b.left_bytes) : fmt::format("-{}", gib(-b.left_bytes)), kib(b.kv_bytes_per_token),
+                 b.fits() ? format_count(static_cast<double>(b.context_tokens)) : "does not fit",
+                 b.fits() ? format_count(static_cast<double>(b.users)) : "—"});
+}
+
+const std::vector<std::string> kHeaders = {"model",    "format",   "parameters",     "weights GiB",
+                                           "left GiB", "KV/token", "context tokens", "users @ 4096"};
+
+}  // namespace
+
+std::vector<WeightFormat> gpu_weight_formats() { return {{"fp16", 16.0}, {"int8", 8.0}, {"int4", 4.125}}; }
+
+// The shapes are those of the released checkpoints' config.json (hidden_size, num_hidden_layers,
+// num_attention_heads, num_key_value_heads, intermediate_size, vocab_size 32000, untied), as
+// mirrored on Hugging Face, e.g. TheBloke/Llama-2-7B-fp16, NousResearch/Llama-2-13b-chat-hf and
+// TheBloke/Llama-2-70B-fp16 (_name_or_path meta-llama/Llama-2-70b-hf); grouped-query attention for
+// 70B only, as in the Llama 2 paper (Touvron et al., 2023, arXiv:2307.09288, table 1).
+// LlamaConfig::parameter_count() then gives 6.74 B, 13.02 B and 68.98 B parameters.
+std::vector<NamedConfig> llama2_models() {
+  return {{"Llama-2-7B", llama2(32, 4096, 32, 32, 11008)},
+          {"Llama-2-13B", llama2(40, 5120, 40, 40, 13824)},
+          {"Llama-2-70B", llama2(80, 8192, 64, 8, 28672)}};
+}
+
+int64_t weight_bytes(int64_t parameters, double bits_per_weight) {
+  return static_cast<int64_t>(std::ceil(static_cast<double>(parameters) * bits_per_weight / 8.0));
+}
+
+Budget memory_budget(const NamedConfig& model, const WeightFormat& format, double memory_bytes, double reserve_bytes,
+                     int kv_bytes_per_value, int64_t tokens_per_user) {
+  Budget b;
+  b.model = model.name;
+  b.format = format.name;
+  b.parameters = model.config.parameter_count();
+  b.weight_bytes = weight_bytes(b.parameters, format.bits_per_weight);
+  b.memory_bytes = memory_bytes;
+  b.reserve_bytes = reserve_bytes;
+  b.left_bytes = memory_bytes - reserve_bytes - static_cast<double>(b.weight_bytes);
+  const LlamaConfig& c = model.config;
+  b.kv_bytes_per_token = static_cast<int64_t>(infer::kv_bytes_per_token(c.n_layers, c.n_kv_heads, c.head_dim, kv_bytes_per_value));
+  if (b.fits()) {
+    b.context_tokens = static_cast<int64_t>(std::floor(b.left_bytes / static_cast<double>(b.kv_bytes_per_token)));
+    b.users = b.context_tokens / tokens_per_user;
+  }
+  return b;
+}
+
+std::optional<MachineMemory> parse_meminfo(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  std::optional<int64_t> total, available;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string key, unit;
+    int64_t value = 0;
+    if (!(fields >> key >> value)) continue;
+    fields >> unit;
+    const int64_t scale = unit == "kB" ? 1024 : 1;  // /proc/meminfo's "kB" are KiB
+    if (key == "MemTotal:") total = value * scale;
+    if (key == "MemAvailable:") available = value * scale;
+  }
+  if (!total || !available) return std::nullopt;
+  return MachineMemory{*total, *available};
+}
+
+std::optional<MachineMemory> read_meminfo(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return std::nullopt;
+  std::stringstream text;
+  text << file.rdbuf();
+  return parse_meminfo(text.str());
+}
+
+std::vector<Table> gpu_budget_tables() {
+  std::vector<Table> tables;
+  const std::vector<NamedConfig> models = llama2_models();
+  for (const int card : {8, 16, 24}) {
+    Table t(fmt::format("What fits in {} GB of GPU memory: {:.1f} GiB for weights and KV cache after a {:.1f} GiB reserve; "
+                        "KV cache in fp16",
+                        card, card - kGpuReserveBytes / kGiB, kGpuReserveBytes / kGiB),
+            kHeaders);
+    for (const NamedConfig& m : models)
+      for (const WeightFormat& f : gpu_weight_formats())
+        add_budget_row(t, memory_budget(m, f, card * kGiB, kGpuReserveBytes, 2, kTokensPerUser));
+    if (card == 8) {
+      t.add_note("A card sold as 8 GB has 8 GiB. Reserve: the CUDA context, library workspaces and activations "
+                 "(the course's closing tables keep the same 1.5 GiB).");
+      t.add_note("weights: parameters × bits / 8 — fp16 16 bits, int8 8 (a per-row fp16 scale adds < 0.01 bit), "
+                 "int4 4.125 (INT4 g128: 4 + 16/128). left = card − reserve − weights.");
+      t.add_note("KV/token = 2 × layers × KV heads × 128 × 2 bytes: 7B 32 KV heads, 13B 40, 70B 8 (grouped-query). "
+                 "context tokens = ⌊left / KV per token⌋ over all requests together; users = ⌊tokens / 4096⌋.");
+    }
+    if (card == 24) {
+      const NamedConfig& big = models.back();
+      const Budget b = memory_budget(big, gpu_weight_formats().back(), 0, kGpuReserveBytes, 2, kTokensPerUser);
+      const double one_user = static_cast<double>(b.weight_bytes) + kGpuReserveBytes +
+                              static_cast<double>(kTokensPerUser * b.kv_bytes_per_token);
+      t.add_note(fmt::format("{} does not fit on any of these cards even at int4: weights, reserve and one user's 4096 "
+                             "tokens need {:.1f} GiB.", big.name, one_user / kGiB));
+    }
+    tables.push_back(std::move(t));
+  }
+  return tables;
+}
+
+Table machine_budget_table(const NamedConfig& model, const MachineMemory& memory) {
+  const double available = static_cast<double>(memory.available_bytes);
+  Table t(fmt::format("What fits in this machine's RAM: {} ({:.2f} GiB available of {:.2f} GiB, MemAvailable of "
+                      "/proc/meminfo); KV cache in fp32",
+                      model.name, available / kGiB, static_cast<double>(memory.total_bytes) / kGiB),
+          kHeaders);
+  std::vector<WeightFormat> formats = {{"fp32", 32.0}};
+  for (const WeightFormat& f : gpu_weight_formats()) formats.push_back(f);
+  for (const WeightFormat& f : formats) add_budget_row(t, memory_budget(model, f, available, 0, 4, kTokensPerUser));
+  t.add_note(fmt::format("{}: {}.", model.name, model.config.describe()));
+  t.add_note(fmt::format("No reserve: the process itself takes a few MB. KV/token = 2 × {} layers × {} KV heads × {} × 4 "
+                         "bytes (chapter 02's cache stores fp32). The model was trained for {} tokens, so one "
+                         "request can use at most that many; users = ⌊tokens / 4096⌋.",
+                         model.config.n_layers, model.config.n_kv_heads, model.config.head_dim,
+                         model.config.context_length));
+  return t;
+}
+
+}  // namespace infer::quant

@@ -1,0 +1,65 @@
+// Chapter 06's layer, part 7: kernels that multiply straight from packed weights.
+//
+// Part 1 of the chapter measured what a scheme does to the numbers by dequantizing in place:
+// the model still read 4 bytes per weight. Decode is bound by the bytes it moves, so the saving
+// comes only when the matrix-vector product reads the packed bytes themselves and turns codes
+// back into weights in registers, just before it multiplies:
+//
+//   y[i, r] = Σ_c  x[i, c] · ŵ(r, c)          ŵ(r, c) decoded from the packed bytes on the fly
+//
+// The bytes are exactly the PackedMatrix that the scheme's quantize() writes (quant_scheme.hpp),
+// so a kernel is tested against that scheme's own dequantize():
+//
+//   int8_per_row   fp16 scale of every row, then one int8 code per weight        (absmax.hpp)
+//   int4_g128      fp16 scale of every 128 consecutive weights of the row-major
+//                  matrix (a group may span two rows), then codes q + 8, two per
+//                  byte, low nibble first                                          (absmax.hpp)
+//   nf4            fp16 absmax of every 64 consecutive weights, then level
+//                  indices, two per byte, low nibble first                         (nf4.hpp)
+//   q8_0, q4_1     llama.cpp's blocks of 32 along each row                         (ggml_blocks.hpp)
+//
+// One signature per device; the CUDA one is compiled only with the CUDA backend
+// (cuda/packed_kernels.cu) and otherwise throws "built without CUDA"
+// (packed_kernels_cuda_absent.cpp).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "quant_scheme.hpp"
+
+namespace infer::quant {
+
+enum class PackedFormat { int8_per_row, int4_g128, nf4, q8_0, q4_1 };
+// Every format, in the order of the tables.
+inline constexpr std::array<PackedFormat, 5> kPackedFormats = {PackedFormat::int8_per_row, PackedFormat::int4_g128,
+                                                               PackedFormat::nf4, PackedFormat::q8_0, PackedFormat::q4_1};
+
+// The scheme's name as the CLI spells it ("int8", "int4-g128", "nf4", "q8_0", "q4_1").
+std::string format_flag(PackedFormat format);
+std::optional<PackedFormat> parse_format_flag(const std::string& flag);
+// The scheme of part 1 that writes this format.
+std::unique_ptr<QuantScheme> scheme_for(PackedFormat format);
+
+// y[n, rows] = x[n, cols] · Ŵᵀ, with Ŵ [rows, cols] held as `w`, packed in `format`.
+// Host pointers. Multithreaded over output rows (packed_kernels_cpu.cpp): n < 32 decodes in
+// registers, a larger n decodes a cache-sized panel of rows at a time for sgemm. Equals
+// dequantize-then-multiply up to the order of the fp32 sums. Throws std::invalid_argument for a
+// bad shape (q8_0 and q4_1 need cols % 32 == 0) or a null pointer.
+void packed_matmul_cpu(PackedFormat format, const uint8_t* w, int64_t rows, int64_t cols,
+                       const float* x, int64_t n, float* y);
+// out[i, cols] = row ids[i] of Ŵ: an embedding lookup from a packed (tied) embedding matrix.
+// Bit for bit the rows dequantize() writes; an id outside [0, rows) throws std::invalid_argument.
+void packed_gather_rows_cpu(PackedFormat format, const uint8_t* w, int64_t rows, int64_t cols,
+                            const int32_t* ids, int64_t n, float* out);
+
+// The same on the GPU: every pointer is device memory (ids too), work on the default stream.
+void packed_matmul_cuda(PackedFormat format, const uint8_t* w, int64_t rows, int64_t cols,
+                        const float* x, int64_t n, float* y);
+void packed_gather_rows_cuda(PackedFormat format, const uint8_t* w, int64_t rows, int64_t cols,
+                             const int32_t* ids, int64_t n, float* out);
+
+}  // namespace infer::quant

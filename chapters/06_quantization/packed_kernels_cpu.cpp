@@ -1,0 +1,415 @@
+// The CPU kernels of packed_kernels.hpp: matrix products straight from the packed bytes.
+//
+// Decode (n = 1 token) streams every weight once, so its speed is bytes per second: the kernel
+// reads each row's packed bytes, turns a chunk of 8 codes into 8 fp32 weights in one SIMD
+// register (Highway, static dispatch: AVX2 with -march=native on the course machine), and
+// multiplies them straight into the accumulators — the fp32 matrix never exists in memory.
+// The weight in the register is exactly the scheme's own dequantize() value (same operations,
+// same rounding), so the only difference from "dequantize, then multiply" is the order of the
+// fp32 sums. How a chunk is decoded:
+//
+//   int8, q8_0    8 int8 codes → int32 → fp32, × the row's or block's fp16 scale
+//   int4-g128     4 bytes broadcast to 8 lanes, lane j shifted right by 4j and masked: the 8
+//                 nibbles in order; − 8, → fp32, × the group's scale
+//   nf4           the same nibbles, looked up in the 16 levels (two 8-lane permutes, blended on
+//                 bit 3 of the code), × the block's absmax
+//   q4_1          weight j and j + 16 share byte j: 8 bytes → 8 lanes, low or high nibble,
+//                 then d·q + m in one fused multiply-add
+//
+// The threads split the output rows (OpenMP, as ops_cpu's matvec). A small batch (n < 32: a few
+// decoding sequences) decodes each chunk once for up to 4 rows of x, so the weight read and
+// its decoding are shared. A large batch (prefill) is arithmetic-bound instead: each thread
+// decodes a panel of rows (about 192 KiB of fp32, in its own cache) once and multiplies it with
+// all n rows of x through OpenBLAS's sgemm, so every weight is decoded once per call.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <cblas.h>
+#include <fmt/format.h>
+#include <hwy/cache_control.h>
+#include <hwy/highway.h>
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
+#include "gguf/ggml_types.hpp"
+#include "nf4.hpp"
+#include "packed_kernels.hpp"
+#include "tensor/ops.hpp"  // num_threads
+
+namespace infer::quant {
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+// 8 fp32 lanes (AVX2); 4 on a 128-bit target, where the same code runs unchanged.
+using DF = hn::CappedTag<float, 8>;
+using DI = hn::RebindToSigned<DF>;
+using DU = hn::RebindToUnsigned<DF>;
+using VF = hn::Vec<DF>;
+using VU = hn::Vec<DU>;
+constexpr int64_t kLanes = static_cast<int64_t>(hn::MaxLanes(DF{}));
+static_assert(kLanes == 4 || kLanes == 8, "the nibble decoder expects 4 or 8 fp32 lanes");
+
+constexpr int64_t kGgmlBlock = 32;
+// From this many rows of x on, a call decodes panels and multiplies them with sgemm.
+constexpr int64_t kPanelMinRows = 32;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+float load_f16(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+#if defined(__F16C__)
+  return _cvtsh_ss(h);  // one instruction; the same value as gguf::fp16_to_fp32
+#else
+  return gguf::fp16_to_fp32(h);
+#endif
+}
+
+// Where the parts of a packed matrix are (the layouts of packed_kernels.hpp).
+struct View {
+  PackedFormat format;
+  const uint8_t* w;
+  int64_t rows, cols;
+  const uint8_t* scales = nullptr;  // int8 / int4-g128 / nf4: the fp16 scales
+  const uint8_t* codes = nullptr;   // … then the codes
+  int64_t group = 0;                // int4-g128: 128, nf4: 64 consecutive weights per scale
+  int64_t row_bytes = 0;            // q8_0 / q4_1: bytes of one row of blocks
+};
+
+View make_view(PackedFormat format, const uint8_t* w, int64_t rows, int64_t cols, const char* what) {
+  if (w == nullptr) throw std::invalid_argument(fmt::format("{}: null weight pointer", what));
+  if (rows <= 0 || cols <= 0) throw std::invalid_argument(fmt::format("{}: shape [{}, {}]", what, rows, cols));
+  View v{format, w, rows, cols};
+  const int64_t n = rows * cols;
+  switch (format) {
+    case PackedFormat::int8_per_row:
+      v.scales = w;
+      v.codes = w + 2 * rows;
+      break;
+    case PackedFormat::int4_g128:
+    case PackedFormat::nf4:
+      v.group = format == PackedFormat::nf4 ? 64 : 128;
+      v.scales = w;
+      v.codes = w + 2 * ceil_div(n, v.group);
+      break;
+    case PackedFormat::q8_0:
+    case PackedFormat::q4_1:
+      if (cols % kGgmlBlock != 0)
+        throw std::invalid_argument(fmt::format("{}: {} rows of {} weights, not a multiple of the block of 32", what,
+                                                format_flag(format), cols));
+      v.row_bytes = cols / kGgmlBlock * (format == PackedFormat::q8_0 ? 34 : 20);
+      break;
+    default:
+      throw std::invalid_argument(fmt::format("{}: unknown packed format", what));
+  }
+  return v;
+}
+
+// ---- decoding one chunk of kLanes codes into fp32 lanes ----
+
+// kLanes nibbles from kLanes/2 bytes, not masked: lane j holds nibble j in its low 4 bits and
+// the nibbles after it above them.
+HWY_INLINE VU load_nibbles_unmasked(const uint8_t* p) {
+  const DU du;
+  uint32_t word = 0;
+  std::memcpy(&word, p, kLanes / 2);
+  return hn::Shr(hn::Set(du, word), hn::ShiftLeft<2>(hn::Iota(du, 0)));  // shifted by 0, 4, 8, …
+}
+
+// kLanes nibbles from kLanes/2 bytes, low nibble first: lane j = nibble j.
+HWY_INLINE VU load_nibbles(const uint8_t* p) {
+  return hn::And(load_nibbles_unmasked(p), hn::Set(DU(), 0xF));
+}
+
+// kLanes int8 codes as fp32.
+HWY_INLINE VF load_int8(const int8_t* p) {
+  const DF df;
+  const hn::Rebind<int8_t, DF> d8;
+  return hn::ConvertTo(df, hn::PromoteTo(DI(), hn::LoadU(d8, p)));
+}
+
+// A 16-entry table of fp32 values (the NF4 levels × a block's absmax), looked up per lane.
+struct Table16 {
+  VF lo, hi;          // entries 0 … 7 and 8 … 15 (kLanes == 8)
+  float all[16] = {};  // every entry (other lane counts)
+
+  Table16(const float* values, float scale) {
+    const DF df;
+    if constexpr (kLanes == 8) {
+      lo = hn::Mul(hn::LoadU(df, values), hn::Set(df, scale));
+      hi = hn::Mul(hn::LoadU(df, values + 8), hn::Set(df, scale));
+    } else {
+      for (int i = 0; i < 16; ++i) all[i] = values[i] * scale;
+    }
+  }
+  // lane j = entry (nibble j), from load_nibbles_unmasked.
+  HWY_INLINE VF lookup(VU nibbles) const {
+    const DF df;
+    if constexpr (kLanes == 8) {
+      // vpermps reads only the low 3 bits of an index; Highway's debug builds check the range.
+      const VU low3 = HWY_IS_DEBUG_BUILD ? hn::And(nibbles, hn::Set(DU(), 7)) : nibbles;
+      const auto idx = hn::IndicesFromVec(df, hn::BitCast(DI(), low3));
+      // Bit 3 of the nibble, moved to the sign bit, picks the upper half.
+      const VF upper = hn::BitCast(df, hn::ShiftLeft<28>(nibbles));
+      return hn::IfNegativeThenElse(upper, hn::TableLookupLanes(hi, idx), hn::TableLookupLanes(lo, idx));
+    } else {
+      alignas(16) uint32_t c[kLanes];
+      alignas(16) float l[kLanes];
+      hn::Store(nibbles, DU(), c);
+      for (int64_t j = 0; j < kLanes; ++j) l[j] = all[c[j] & 15];
+      return hn::Load(df, l);
+    }
+  }
+};
+
+// ---- walking one row of the packed matrix ----
+//
+// visit_row(v, r, sink) hands the weights of row r to the sink in column order, as
+//   sink.run(c0, len, decode)   len (a multiple of kLanes) weights from column c0; decode(k)
+//                               returns the kLanes weights from column c0 + k as a vector
+//   sink.one(c, w)              one weight (odd starts and tails)
+// with every weight equal to what the scheme's dequantize() writes.
+
+// int4-g128 and nf4: groups of kGroup consecutive weights of the row-major matrix, codes two
+// per byte. (kGroup is a constant so that finding a weight's group is a shift, not a division.)
+template <bool kNf4, class Sink>
+HWY_INLINE void visit_nibble_row(const View& v, int64_t r, Sink& sink) {
+  constexpr int64_t kGroup = kNf4 ? 64 : 128;
+  const DF df;
+  const int64_t i0 = r * v.cols;  // flat index of the row's first weight
+  auto code_at = [&](int64_t i) { return (i & 1) ? v.codes[i / 2] >> 4 : v.codes[i / 2] & 0x0F; };
+  int64_t c = 0;
+  while (c < v.cols) {
+    const int64_t g = (i0 + c) / kGroup;
+    const int64_t end = std::min(v.cols, (g + 1) * kGroup - i0);  // the group may go on in the next row
+    const float s = load_f16(v.scales + 2 * g);
+    auto value = [&](int q) { return kNf4 ? s * kNf4Levels[static_cast<std::size_t>(q)] : static_cast<float>(q - 8) * s; };
+    if ((i0 + c) & 1) {  // a row (or group) that starts in the high nibble of a byte
+      sink.one(c, value(code_at(i0 + c)));
+      ++c;
+    }
+    const int64_t len = (end - c) / kLanes * kLanes;
+    const uint8_t* p = v.codes + (i0 + c) / 2;
+    if constexpr (kNf4) {
+      // The block's 16 weights, fl(absmax · level), are dequantize()'s values: look them up.
+      const Table16 table(kNf4Levels.data(), s);
+      sink.run(c, len, [&](int64_t k) { return table.lookup(load_nibbles_unmasked(p + k / 2)); });
+    } else {
+      const VF scale = hn::Set(df, s);
+      const auto eight = hn::Set(DI(), 8);
+      sink.run(c, len, [&](int64_t k) {
+        const auto q = hn::Sub(hn::BitCast(DI(), load_nibbles(p + k / 2)), eight);
+        return hn::Mul(hn::ConvertTo(df, q), scale);
+      });
+    }
+    for (c += len; c < end; ++c) sink.one(c, value(code_at(i0 + c)));
+  }
+}
+
+template <class Sink>
+HWY_INLINE void visit_row(const View& v, int64_t r, Sink& sink) {
+  const DF df;
+  switch (v.format) {
+    case PackedFormat::int8_per_row: {
+      const float s = load_f16(v.scales + 2 * r);
+      const VF scale = hn::Set(df, s);
+      const auto* q = reinterpret_cast<const int8_t*>(v.codes + r * v.cols);
+      const int64_t len = v.cols / kLanes * kLanes;
+      sink.run(0, len, [&](int64_t k) { return hn::Mul(load_int8(q + k), scale); });
+      for (int64_t c = len; c < v.cols; ++c) sink.one(c, static_cast<float>(q[c]) * s);
+      break;
+    }
+    case PackedFormat::int4_g128: visit_nibble_row<false>(v, r, sink); break;
+    case PackedFormat::nf4: visit_nibble_row<true>(v, r, sink); break;
+    case PackedFormat::q8_0: {
+      const uint8_t* row = v.w + r * v.row_bytes;
+      for (int64_t b = 0; b < v.cols / kGgmlBlock; ++b) {
+        const uint8_t* blk = row + 34 * b;
+        const VF d = hn::Set(df, load_f16(blk));
+        const auto* q = reinterpret_cast<const int8_t*>(blk + 2);
+        sink.run(b * kGgmlBlock, kGgmlBlock, [&](int64_t k) { return hn::Mul(load_int8(q + k), d); });
+      }
+      break;
+    }
+    case PackedFormat::q4_1: {
+      const uint8_t* row = v.w + r * v.row_bytes;
+      const hn::Rebind<uint8_t, DF> d8;
+      for (int64_t b = 0; b < v.cols / kGgmlBlock; ++b) {
+        const uint8_t* blk = row + 20 * b;
+        const VF d = hn::Set(df, load_f16(blk)), m = hn::Set(df, load_f16(blk + 2));
+        const uint8_t* qs = blk + 4;  // weight j in the low nibble of byte j, weight j + 16 in its high nibble
+        sink.run(b * kGgmlBlock, kGgmlBlock, [&](int64_t k) {
+          const VU bytes = hn::PromoteTo(DU(), hn::LoadU(d8, qs + (k & 15)));
+          const VU q = k < 16 ? hn::And(bytes, hn::Set(DU(), 0x0F)) : hn::ShiftRight<4>(bytes);
+          return hn::MulAdd(hn::ConvertTo(df, hn::BitCast(DI(), q)), d, m);  // d·q + m, as dequantize()
+        });
+      }
+      break;
+    }
+  }
+}
+
+// ---- sinks ----
+
+// Dot products of one weight row with NX rows of x. Independent accumulators (U chunks × NX
+// rows, 4 in all) keep the fused multiply-adds from waiting on each other.
+template <int NX>
+struct DotSink {
+  static constexpr int U = NX >= 4 ? 1 : 4 / NX;
+  const float* x[NX];
+  VF acc[U][NX];
+  float tail[NX] = {};
+
+  explicit DotSink(const float* const* rows) {
+    for (int i = 0; i < NX; ++i) {
+      x[i] = rows[i];
+      for (int u = 0; u < U; ++u) acc[u][i] = hn::Zero(DF());
+    }
+  }
+
+  template <class Decode>
+  HWY_INLINE void run(int64_t c0, int64_t len, const Decode& decode) {
+    const DF df;
+    int64_t k = 0;
+    for (; k + U * kLanes <= len; k += U * kLanes) {
+#pragma GCC unroll 4
+      for (int u = 0; u < U; ++u) {
+        const VF w = decode(k + u * kLanes);
+#pragma GCC unroll 4
+        for (int i = 0; i < NX; ++i) acc[u][i] = hn::MulAdd(w, hn::LoadU(df, x[i] + c0 + k + u * kLanes), acc[u][i]);
+      }
+    }
+    for (; k < len; k += kLanes) {
+      const VF w = decode(k);
+#pragma GCC unroll 4
+      for (int i = 0; i < NX; ++i) acc[0][i] = hn::MulAdd(w, hn::LoadU(df, x[i] + c0 + k), acc[0][i]);
+    }
+  }
+  void one(int64_t c, float w) {
+    for (int i = 0; i < NX; ++i) tail[i] += x[i][c] * w;
+  }
+  float result(int i) const {
+    VF sum = acc[0][i];
+    for (int u = 1; u < U; ++u) sum = hn::Add(sum, acc[u][i]);
+    return hn::GetLane(hn::SumOfLanes(DF(), sum)) + tail[i];
+  }
+};
+
+// Writes the dequantized row to out[0 … cols).
+struct StoreSink {
+  float* out;
+  template <class Decode>
+  HWY_INLINE void run(int64_t c0, int64_t len, const Decode& decode) {
+    for (int64_t k = 0; k < len; k += kLanes) hn::StoreU(decode(k), DF(), out + c0 + k);
+  }
+  void one(int64_t c, float w) { out[c] = w; }
+};
+
+// y[i, r] for rows i … i + NX of x.
+template <int NX>
+void dot_rows(const View& v, int64_t r, const float* x, int64_t i, float* y) {
+  const float* rows[NX];
+  for (int j = 0; j < NX; ++j) rows[j] = x + (i + j) * v.cols;
+  DotSink<NX> sink(rows);
+  visit_row(v, r, sink);
+  for (int j = 0; j < NX; ++j) y[(i + j) * v.rows + r] = sink.result(j);
+}
+
+// The bytes of row r's codes (or blocks): [begin, end).
+std::pair<const uint8_t*, const uint8_t*> row_bytes(const View& v, int64_t r) {
+  switch (v.format) {
+    case PackedFormat::int8_per_row: return {v.codes + r * v.cols, v.codes + (r + 1) * v.cols};
+    case PackedFormat::int4_g128:
+    case PackedFormat::nf4: return {v.codes + r * v.cols / 2, v.codes + ((r + 1) * v.cols + 1) / 2};
+    default: return {v.w + r * v.row_bytes, v.w + (r + 1) * v.row_bytes};
+  }
+}
+
+// Asks for the cache lines of row r a few rows ahead of their use: the hardware prefetcher
+// alone leaves a decode step waiting on memory at these short rows (measured: int4 decode
+// of a matrix larger than the caches ran at half the speed of one that fits).
+constexpr int64_t kPrefetchBytes = 4096;  // how far ahead
+void prefetch_row(const View& v, int64_t r) {
+  if (r >= v.rows) return;
+  const auto [begin, end] = row_bytes(v, r);
+  for (const uint8_t* p = begin; p < end; p += 64) hwy::Prefetch(p);
+  if (v.group > 0) hwy::Prefetch(v.scales + 2 * ((r * v.cols) >> (v.group == 64 ? 6 : 7)));
+}
+
+// Small batches: rows of W split over the threads, x in tiles of 4, 2, 1 rows.
+void matmul_rows(const View& v, const float* x, int64_t n, float* y) {
+  const auto [first, last] = row_bytes(v, 0);
+  const int64_t ahead = std::max<int64_t>(1, kPrefetchBytes / std::max<int64_t>(1, last - first));
+#pragma omp parallel for schedule(dynamic, 64)
+  for (int64_t r = 0; r < v.rows; ++r) {
+    prefetch_row(v, r + ahead);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) dot_rows<4>(v, r, x, i, y);
+    if (i + 2 <= n) {
+      dot_rows<2>(v, r, x, i, y);
+      i += 2;
+    }
+    if (i < n) dot_rows<1>(v, r, x, i, y);
+  }
+}
+
+// Large batches: each thread decodes a panel of rows into its own buffer (about 192 KiB, so it
+// stays in cache) and multiplies it with every row of x. OpenBLAS runs on one thread inside
+// the parallel region.
+void matmul_panels(const View& v, const float* x, int64_t n, float* y) {
+  const int64_t panel = std::clamp<int64_t>((int64_t{48} << 10) / v.cols / 8 * 8, 8, 256);
+  const int64_t panels = ceil_div(v.rows, panel);
+#pragma omp parallel
+  {
+    std::vector<float> buffer(static_cast<std::size_t>(panel * v.cols));
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < panels; ++p) {
+      const int64_t r0 = p * panel, count = std::min(panel, v.rows - r0);
+      for (int64_t r = 0; r < count; ++r) {
+        StoreSink sink{buffer.data() + r * v.cols};
+        visit_row(v, r0 + r, sink);
+      }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n), static_cast<int>(count),
+                  static_cast<int>(v.cols), 1.0f, x, static_cast<int>(v.cols), buffer.data(), static_cast<int>(v.cols),
+                  0.0f, y + r0, static_cast<int>(v.rows));
+    }
+  }
+}
+
+}  // namespace
+
+void packed_matmul_cpu(PackedFormat format, const uint8_t* w, int64_t rows, int64_t cols, const float* x, int64_t n,
+                       float* y) {
+  const View v = make_view(format, w, rows, cols, "packed_matmul_cpu");
+  if (n < 0) throw std::invalid_argument(fmt::format("packed_matmul_cpu: {} rows of x", n));
+  if (n == 0) return;
+  if (x == nullptr || y == nullptr) throw std::invalid_argument("packed_matmul_cpu: null x or y");
+  num_threads();  // the configured thread count for OpenMP and OpenBLAS
+  if (n >= kPanelMinRows)
+    matmul_panels(v, x, n, y);
+  else
+    matmul_rows(v, x, n, y);
+}
+
+void packed_gather_rows_cpu(PackedFormat format, const uint8_t* w, int64_t rows, int64_t cols, const int32_t* ids,
+                            int64_t n, float* out) {
+  const View v = make_view(format, w, rows, cols, "packed_gather_rows_cpu");
+  if (n < 0) throw std::invalid_argument(fmt::format("packed_gather_rows_cpu: {} ids", n));
+  if (n > 0 && (ids == nullptr || out == nullptr)) throw std::invalid_argument("packed_gather_rows_cpu: null ids or out");
+  for (int64_t i = 0; i < n; ++i)
+    if (ids[i] < 0 || ids[i] >= rows)
+      throw std::invalid_argument(fmt::format("packed_gather_rows_cpu: row {} outside [0, {})", ids[i], rows));
+  for (int64_t i = 0; i < n; ++i) {
+    StoreSink sink{out + i * cols};
+    visit_row(v, ids[i], sink);
+  }
+}
+
+}  // namespace infer::quant

@@ -1,0 +1,74 @@
+#include "packed_linear.hpp"
+
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tensor/memory.hpp"
+
+namespace infer::quant {
+namespace {
+
+PackedMatrix pack(const Tensor& weight, PackedFormat format) {
+  if (weight.rank() != 2) throw std::invalid_argument(fmt::format("PackedLinear: weight of shape {}", shape_string(weight.shape())));
+  const int64_t rows = weight.dim(0), cols = weight.dim(1);
+  const auto scheme = scheme_for(format);
+  if (weight.device().is_cpu() && weight.dtype() == DType::f32)  // no copy
+    return scheme->quantize({weight.host<float>(), static_cast<std::size_t>(rows * cols)}, rows, cols);
+  const std::vector<float> values = weight.to_vector();
+  return scheme->quantize(values, rows, cols);
+}
+
+void check_matrix(const char* op, const Tensor& t, const char* name, int64_t rows, int64_t cols, const Device& dev) {
+  if (t.rank() != 2 || t.dim(0) != rows || t.dim(1) != cols || t.dtype() != DType::f32 || t.device() != dev)
+    throw std::invalid_argument(fmt::format("PackedLinear::{}: {} is {} {} on {}, expected f32 [{}, {}] on {}", op, name,
+                                            dtype_name(t.dtype()), shape_string(t.shape()), t.device().name(), rows,
+                                            cols, dev.name()));
+}
+
+}  // namespace
+
+PackedLinear::PackedLinear(const Tensor& weight, PackedFormat format, Device device)
+    : PackedLinear(pack(weight, format), format, device) {}
+
+PackedLinear::PackedLinear(const PackedMatrix& packed, PackedFormat format, Device device)
+    : format_(format), rows_(packed.rows), cols_(packed.cols), storage_(scheme_for(format)->name()) {
+  const std::size_t expected = scheme_for(format)->packed_bytes(rows_, cols_);
+  if (rows_ <= 0 || cols_ <= 0 || packed.bytes.size() != expected)
+    throw std::invalid_argument(fmt::format("PackedLinear: {} bytes for a [{}, {}] {} matrix, expected {}",
+                                            packed.bytes.size(), rows_, cols_, storage_, expected));
+  bytes_ = std::make_shared<Storage>(device, packed.bytes.size());
+  device_copy(device, bytes_->data(), Device::cpu(), packed.bytes.data(), packed.bytes.size());
+}
+
+void PackedLinear::forward(const Tensor& x, Tensor& y) const {
+  const int64_t n = x.rank() == 2 ? x.dim(0) : -1;
+  check_matrix("forward", x, "x", n, cols_, device());
+  check_matrix("forward", y, "y", n, rows_, device());
+  const auto* xp = static_cast<const float*>(x.raw());
+  auto* yp = static_cast<float*>(y.raw());
+  if (device().is_cpu())
+    packed_matmul_cpu(format_, data(), rows_, cols_, xp, n, yp);
+  else
+    packed_matmul_cuda(format_, data(), rows_, cols_, xp, n, yp);
+}
+
+void PackedLinear::gather_rows(std::span<const int32_t> ids, Tensor& out) const {
+  const auto n = static_cast<int64_t>(ids.size());
+  check_matrix("gather_rows", out, "out", n, cols_, device());
+  for (int32_t id : ids)
+    if (id < 0 || id >= rows_)
+      throw std::invalid_argument(fmt::format("PackedLinear::gather_rows: token id {} outside the vocabulary [0, {})", id, rows_));
+  auto* op = static_cast<float*>(out.raw());
+  if (device().is_cpu()) {
+    packed_gather_rows_cpu(format_, data(), rows_, cols_, ids.data(), n, op);
+  } else {  // the ids go to the device too
+    Tensor host_ids({n}, DType::i32);
+    std::copy(ids.begin(), ids.end(), host_ids.host<int32_t>());
+    const Tensor dev_ids = host_ids.to(device());
+    packed_gather_rows_cuda(format_, data(), rows_, cols_, static_cast<const int32_t*>(dev_ids.raw()), n, op);
+  }
+}
+
+}  // namespace infer::quant

@@ -1,0 +1,52 @@
+// Chapter 06's layer, part 8: a linear layer that keeps only the packed bytes.
+//
+// PackedLinear is a lib/model Linear, so the forward pass does not change: it calls forward()
+// as for any layer, and the layer multiplies with the kernel of its device straight from the
+// packed bytes (packed_kernels.hpp). weight_bytes() is the packed size — what a decode step now
+// streams — so LlamaWeights::bytes_per_token() counts the real cost of a quantized model.
+//
+// As the output layer of a model with tied embeddings it also serves the embedding lookup
+// (gather_rows): the packed matrix is then the only copy of the embedding.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "model/linear.hpp"
+#include "packed_kernels.hpp"
+#include "tensor/tensor.hpp"
+
+namespace infer::quant {
+
+class PackedLinear : public Linear {
+ public:
+  // Packs `weight` ([out, in] on any device, any dtype: read as fp32 values) with
+  // scheme_for(format) and keeps the bytes on `device`.
+  PackedLinear(const Tensor& weight, PackedFormat format, Device device);
+  // Takes a matrix already packed by scheme_for(format); throws std::invalid_argument when its
+  // size is not that scheme's packed size.
+  PackedLinear(const PackedMatrix& packed, PackedFormat format, Device device);
+
+  // y[N, out] = x[N, in] · Ŵᵀ with the kernel of the bytes' device; x and y on that device.
+  void forward(const Tensor& x, Tensor& y) const override;
+  void gather_rows(std::span<const int32_t> ids, Tensor& out) const override;
+  int64_t in_features() const override { return cols_; }
+  int64_t out_features() const override { return rows_; }
+  std::size_t weight_bytes() const override { return bytes_->bytes(); }
+  std::string storage() const override { return storage_; }  // the scheme's name, e.g. "NF4"
+
+  PackedFormat format() const { return format_; }
+  const Device& device() const { return bytes_->device(); }
+
+ private:
+  const uint8_t* data() const { return static_cast<const uint8_t*>(bytes_->data()); }
+
+  PackedFormat format_;
+  int64_t rows_ = 0, cols_ = 0;
+  std::string storage_;
+  std::shared_ptr<Storage> bytes_;
+};
+
+}  // namespace infer::quant

@@ -1,0 +1,122 @@
+// Stage 06, part 2: the model multiplied by the packed kernels against the same model with the
+// same scheme applied by dequantize-in-place (part 1, quantize_model). Both compute with the
+// very same Ŵ; only the order of the fp32 sums differs (the kernels add 8-lane partial sums,
+// sgemm for prefill its own blocks), so the greedy tokens must be identical and every logit
+// within a small tolerance, for every format, including the tied embedding/output matrix that
+// the kernel model keeps only packed (its embedding lookup decodes rows of it).
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "cached_generate.hpp"
+#include "grouped_kv_cache.hpp"
+#include "packed_kernels.hpp"
+#include "quantize_model.hpp"
+#include "test_support.hpp"
+
+using namespace infer;
+using namespace infer::quant;
+
+namespace {
+
+const std::vector<std::string> kPrompts = {
+    "The three most important ideas in computer science are",
+    "Once upon a time, in a small village by the sea,",
+    "def fibonacci(n):\n    ",
+};
+constexpr int kTokens = 24;
+
+// Greedy tokens of each prompt, every logit of every step kept (sorted by id).
+struct Run {
+  std::vector<std::vector<int32_t>> tokens;
+  std::vector<std::vector<std::vector<float>>> logits;  // [prompt][step][id]
+};
+
+Run greedy(Llama& model, const Tokenizer& tokenizer) {
+  const int vocab = model.config().vocab_size;
+  const GenerateOptions options{.n_predict = kTokens, .stop_at_end = false, .top_logits = vocab};
+  Run run;
+  for (const std::string& prompt : kPrompts) {
+    const std::vector<int32_t> ids = tokenizer.encode(prompt);
+    GroupedKvCache cache(model.config(), static_cast<int64_t>(ids.size()) + kTokens);
+    Sampler sampler(SamplingParams{});
+    const Generation g = generate_cached(model, tokenizer, ids, cache, sampler, options);
+    std::vector<int32_t> tokens;
+    std::vector<std::vector<float>> logits;
+    for (const StepRecord& s : g.steps) {
+      tokens.push_back(s.token);
+      std::vector<float> row(static_cast<std::size_t>(vocab));
+      for (const auto& [id, logit] : s.top) row[static_cast<std::size_t>(id)] = logit;
+      logits.push_back(std::move(row));
+    }
+    run.tokens.push_back(std::move(tokens));
+    run.logits.push_back(std::move(logits));
+  }
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("every format's kernels generate the tokens of the same scheme dequantized in place", "[stage][stage06]") {
+  REQUIRE_MODEL(m);
+  const ReferenceWeights reference = keep_reference(m->model);
+  for (PackedFormat format : kPackedFormats) {
+    const auto scheme = scheme_for(format);
+    INFO("format " << format_flag(format));
+    quantize_model(m->model, reference, scheme.get());
+    const Run in_place = greedy(m->model, m->tokenizer);
+    quantize_model(m->model, reference, nullptr);  // the shared model back to fp32
+
+    QuantizedModel info;
+    Llama packed = packed_copy(m->model, reference, format, &info);
+    CHECK_FALSE(packed.weights().token_embedding.defined());  // tied: only the packed matrix
+    CHECK(packed.weights().output->storage() == scheme->name());
+    const Run kernels = greedy(packed, m->tokenizer);
+
+    for (std::size_t p = 0; p < kPrompts.size(); ++p) {
+      INFO("prompt: " << kPrompts[p]);
+      CHECK(kernels.tokens[p] == in_place.tokens[p]);
+      // Every logit of the steps whose prefixes agree: within 1e-5 of the largest logit (30 to
+      // 40, so 3e-4 to 4e-4 absolute); measured: at most 6.3e-5 over the 5 formats × 3 prompts.
+      double max_diff = 0, max_abs = 0;
+      for (std::size_t s = 0; s < kernels.tokens[p].size() && s < in_place.tokens[p].size(); ++s) {
+        for (std::size_t i = 0; i < kernels.logits[p][s].size(); ++i) {
+          max_diff = std::max(max_diff, static_cast<double>(std::fabs(kernels.logits[p][s][i] - in_place.logits[p][s][i])));
+          max_abs = std::max(max_abs, static_cast<double>(std::fabs(in_place.logits[p][s][i])));
+        }
+        if (kernels.tokens[p][s] != in_place.tokens[p][s]) break;
+      }
+      INFO(fmt::format("largest logit difference {:.3g} (largest logit {:.3g})", max_diff, max_abs));
+      CHECK(max_diff <= 1e-5 * max_abs);
+    }
+  }
+}
+
+TEST_CASE("a kernel model holds and streams only its packed bytes", "[stage][stage06]") {
+  REQUIRE_MODEL(m);
+  const ReferenceWeights reference = keep_reference(m->model);
+  const LlamaWeights& fp32 = m->model.weights();
+  std::size_t norms = fp32.output_norm.nbytes();
+  for (const LayerWeights& L : fp32.layers) norms += L.attn_norm.nbytes() + L.ffn_norm.nbytes();
+  for (PackedFormat format : kPackedFormats) {
+    INFO("format " << format_flag(format));
+    QuantizedModel info;
+    const Llama packed = packed_copy(m->model, reference, format, &info);
+    // The 210 projections and the tied embedding/output matrix, counted once.
+    int64_t weights = reference.embedding.numel();
+    for (const Tensor& w : reference.projections) weights += w.numel();
+    CHECK(info.weights == weights);
+    CHECK(packed.weights().bytes_held() == static_cast<std::size_t>(info.packed_bytes) + norms);
+    // A decode step reads every packed matrix once, one row of the packed embedding and the norms.
+    const std::size_t row = packed.weights().output->weight_bytes() / static_cast<std::size_t>(m->model.config().vocab_size);
+    CHECK(packed.weights().bytes_per_token() == static_cast<std::size_t>(info.packed_bytes) + norms + row);
+  }
+  // The in-place path refuses a model that is already packed.
+  QuantizedModel info;
+  Llama packed = packed_copy(m->model, reference, PackedFormat::nf4, &info);
+  CHECK_THROWS_AS(quantize_for_kernels(packed, PackedFormat::nf4), std::runtime_error);
+  CHECK_THROWS_AS(keep_reference(packed), std::runtime_error);
+}
