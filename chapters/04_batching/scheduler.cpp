@@ -33,13 +33,15 @@ StepLog Scheduler::step() {
   const double now = clock_.now();
   for (Request*& slot : slots_) {
     if (slot != nullptr) continue;
-    if (waiting_.empty() || waiting_.front()->arrival > now) break;
+    if (waiting_.empty() || waiting_.front()->arrival > now || !can_admit(*waiting_.front())) break;
     slot = waiting_.front();
     waiting_.pop_front();
     engine_.admit(*slot, slot->max_new_tokens);
     slot->admitted = now;
     ++entry.admitted;
   }
+
+  before_run();
 
   // 2. Run one step over every occupied slot, in slot order.
   std::vector<Request*> batch;
@@ -69,6 +71,14 @@ StepLog Scheduler::step() {
   }
   log_.push_back(entry);
   return entry;
+}
+
+void Scheduler::preempt(Request& r) {
+  const auto slot = std::find(slots_.begin(), slots_.end(), &r);
+  if (slot == slots_.end()) throw std::logic_error(fmt::format("request {} preempted without a slot", r.id));
+  engine_.release(r);
+  *slot = nullptr;
+  waiting_.push_front(&r);
 }
 
 void Scheduler::run() {

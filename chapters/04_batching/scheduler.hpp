@@ -27,6 +27,7 @@ namespace infer {
 class Scheduler {
  public:
   Scheduler(int slots, StepEngine& engine, Clock& clock);
+  virtual ~Scheduler() = default;
 
   // Queues a request (it waits until its arrival time has passed). The queue is kept in
   // arrival order; requests arriving at the same time keep their submission order.
@@ -44,6 +45,18 @@ class Scheduler {
   const std::vector<Request*>& slot_table() const { return slots_; }  // nullptr: free
   const std::vector<Request*>& retired() const { return retired_; }   // in the order they finished
   const std::vector<StepLog>& log() const { return log_; }
+
+ protected:
+  // Seams for chapter 05, whose memory can run out. Here a free slot is all a request needs and
+  // nothing is ever taken back.
+  //   can_admit   asked before the longest-waiting arrived request takes a free slot; false
+  //               stops admission for this step (first come, first served: nobody overtakes it)
+  //   before_run  called after admission, before the step: the place to preempt()
+  virtual bool can_admit(const Request& r) { return true; }
+  virtual void before_run() {}
+  // r leaves its slot, the engine frees its memory, and it waits at the FRONT of the queue with
+  // the tokens it has so far (the engine recomputes them when it is admitted again).
+  void preempt(Request& r);
 
  private:
   StepEngine& engine_;

@@ -1,0 +1,97 @@
+#include "block_table.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace infer {
+
+int64_t BlockTable::blocks_needed(const BlockPool& pool, int64_t n) const {
+  if (n <= 0) return 0;
+  const int64_t last = (length_ + n - 1) / block_size_;  // logical block of the last new position
+  int64_t need = std::max<int64_t>(0, last + 1 - static_cast<int64_t>(blocks_.size()));
+  for (int64_t i = length_ / block_size_; i <= last && i < static_cast<int64_t>(blocks_.size()); ++i)
+    need += pool.refcount(blocks_[static_cast<std::size_t>(i)]) > 1;
+  return need;
+}
+
+bool BlockTable::reserve(BlockPool& pool, int64_t n, int64_t* copies) {
+  if (pool.block_size() != block_size_) throw std::logic_error("BlockTable: pool of another block size");
+  if (n <= 0) return true;
+  if (blocks_needed(pool, n) > pool.free_blocks()) return false;
+  const int64_t last = (length_ + n - 1) / block_size_;
+  // Copy-on-write: a shared block about to be written becomes a private copy. The others keep
+  // reading the original.
+  for (int64_t i = length_ / block_size_; i <= last && i < static_cast<int64_t>(blocks_.size()); ++i) {
+    int& b = blocks_[static_cast<std::size_t>(i)];
+    if (pool.refcount(b) == 1) continue;
+    const int copy = *pool.allocate();  // counted in blocks_needed: cannot fail
+    pool.copy_block(b, copy);
+    pool.release(b);
+    b = copy;
+    if (copies != nullptr) ++*copies;
+  }
+  while (static_cast<int64_t>(blocks_.size()) <= last) blocks_.push_back(*pool.allocate());
+  return true;
+}
+
+void BlockTable::advance(int64_t n) {
+  if (length_ + n > capacity())
+    throw std::logic_error(fmt::format("BlockTable: {} positions written past a capacity of {}", length_ + n, capacity()));
+  length_ += n;
+}
+
+void BlockTable::truncate(int64_t positions) {
+  if (positions < 0 || positions > length_)
+    throw std::logic_error(fmt::format("BlockTable: truncate to {} of {} positions", positions, length_));
+  length_ = positions;
+}
+
+void BlockTable::share(BlockPool& pool, std::span<const int> blocks, int64_t positions) {
+  if (!blocks_.empty()) throw std::logic_error("BlockTable: share into a table that holds blocks");
+  const auto n = static_cast<std::size_t>((positions + block_size_ - 1) / block_size_);
+  if (n > blocks.size()) throw std::logic_error(fmt::format("BlockTable: {} positions need {} blocks, given {}", positions, n, blocks.size()));
+  for (std::size_t i = 0; i < n; ++i) {
+    pool.retain(blocks[i]);
+    blocks_.push_back(blocks[i]);
+  }
+  length_ = positions;
+}
+
+void BlockTable::adopt(BlockPool& pool, std::span<const int> blocks, int64_t positions) {
+  if (!blocks_.empty()) throw std::logic_error("BlockTable: adopt into a table that holds blocks");
+  if (positions != static_cast<int64_t>(blocks.size()) * block_size_)
+    throw std::logic_error("BlockTable: adopt takes whole blocks");
+  for (int b : blocks) {
+    if (pool.is_free(b)) pool.reclaim(b);
+    else pool.retain(b);
+    blocks_.push_back(b);
+  }
+  length_ = positions;
+}
+
+void BlockTable::release(BlockPool& pool) {
+  for (int b : blocks_) pool.release(b);
+  blocks_.clear();
+  length_ = 0;
+}
+
+void check_tables(const BlockPool& pool, std::span<const BlockTable* const> tables) {
+  pool.check_invariants();
+  std::vector<int> holders(static_cast<std::size_t>(pool.num_blocks()), 0);
+  for (const BlockTable* t : tables)
+    for (int b : t->blocks()) {
+      if (b < 0 || b >= pool.num_blocks()) throw std::logic_error(fmt::format("block table lists block {}, outside the pool", b));
+      ++holders[static_cast<std::size_t>(b)];
+    }
+  for (int b = 0; b < pool.num_blocks(); ++b) {
+    const int rc = pool.refcount(b), held = holders[static_cast<std::size_t>(b)];
+    if (rc == held) continue;
+    if (held == 0) throw std::logic_error(fmt::format("block {} leaked: refcount {} but no table holds it", b, rc));
+    throw std::logic_error(fmt::format("block {}: refcount {} but {} tables hold it{}", b, rc, held,
+                                       rc == 0 ? " (used after it was freed)" : ""));
+  }
+}
+
+}  // namespace infer

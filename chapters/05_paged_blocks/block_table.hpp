@@ -1,0 +1,68 @@
+// Chapter 05's layer, part 2: the block table — where one sequence's positions live.
+//
+// A sequence's cache is logically contiguous (positions 0 … length−1) and physically scattered:
+//
+//   position p   →   logical block p / B   →   physical block blocks[p / B], row p % B
+//
+// exactly as a page table maps a virtual address to a frame. The table grows one block at a
+// time as the sequence does, so a sequence holds at most B − 1 unused positions (its last block's
+// tail) instead of chapter 04's reservation for its longest possible length.
+//
+// Two tables may list the same physical block: a shared prompt prefix, or samples forked from
+// one prompt. A shared block is only read. Writing into one — the next position of a forked
+// sample falls in the prompt's last, partly filled block — first gives the writer a private
+// copy (copy-on-write); blocks that stay identical stay shared.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "block_pool.hpp"
+
+namespace infer {
+
+class BlockTable {
+ public:
+  explicit BlockTable(int block_size) : block_size_(block_size) {}
+
+  int block_size() const { return block_size_; }
+  int64_t length() const { return length_; }  // positions written
+  int64_t capacity() const { return static_cast<int64_t>(blocks_.size()) * block_size_; }
+  const std::vector<int>& blocks() const { return blocks_; }
+  int physical_block(int64_t pos) const { return blocks_.at(static_cast<std::size_t>(pos / block_size_)); }
+
+  // Blocks reserve(n) would take from the pool: new blocks past the capacity, plus one copy per
+  // shared block that positions length … length+n−1 fall in.
+  int64_t blocks_needed(const BlockPool& pool, int64_t n) const;
+  // Makes positions length … length+n−1 writable: allocates the blocks they need and replaces
+  // every shared block among them by a private copy (copy-on-write). All or nothing: returns
+  // false, changing nothing, when the pool has too few free blocks. Adds the copies made to
+  // *copies when given.
+  bool reserve(BlockPool& pool, int64_t n, int64_t* copies = nullptr);
+  // Records that n positions have been written (they must have been reserved).
+  void advance(int64_t n);
+  // Forgets positions from `positions` on, keeping the blocks: the next write goes there again
+  // (a benchmark re-timing the same step; a rejected speculative draft).
+  void truncate(int64_t positions);
+  // This (empty) table takes the first `positions` positions of `blocks` (⌈positions / B⌉ of
+  // them), sharing them: each gets one more holder.
+  void share(BlockPool& pool, std::span<const int> blocks, int64_t positions);
+  // The same when the blocks are free but still hold valid contents (prefix-cache hit after
+  // their sequence ended): each is reclaimed if free, retained if held.
+  void adopt(BlockPool& pool, std::span<const int> blocks, int64_t positions);
+  // Every block released; the table is empty again.
+  void release(BlockPool& pool);
+
+ private:
+  int block_size_;
+  int64_t length_ = 0;
+  std::vector<int> blocks_;  // logical block i → physical block
+};
+
+// Throws std::logic_error unless every block's refcount equals the number of `tables` that hold
+// it (a held block no table lists is a leak; more holders than the refcount, a use after free).
+// The pool's own invariants are checked too.
+void check_tables(const BlockPool& pool, std::span<const BlockTable* const> tables);
+
+}  // namespace infer

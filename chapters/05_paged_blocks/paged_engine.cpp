@@ -1,0 +1,186 @@
+#include "paged_engine.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace infer {
+
+PagedEngine::PagedEngine(Llama& model, SamplingParams sampling, const PagedEngineOptions& options)
+    : model_(model),
+      sampling_(sampling),
+      options_(options),
+      pool_(model.config(), options.block_size, options.budget_bytes, model.device()),
+      prefix_(options.block_size) {
+  // A free block the prefix cache still indexes is about to be overwritten: forget it first.
+  pool_.set_reuse_listener([this](int block) { prefix_.forget(block); });
+}
+
+PagedEngine::~PagedEngine() {
+  sequences_.clear();  // their caches release into the pool, which outlives them
+  pool_.set_reuse_listener({});
+}
+
+PagedEngine::Sequence& PagedEngine::sequence(const Request& r) {
+  const auto it = sequences_.find(r.id);
+  if (it == sequences_.end()) throw std::logic_error(fmt::format("request {} has no sequence in the engine", r.id));
+  return it->second;
+}
+
+const PagedEngine::Sequence& PagedEngine::sequence(const Request& r) const {
+  return const_cast<PagedEngine*>(this)->sequence(r);
+}
+
+Sampler PagedEngine::sampler_for(const Request& r) const {
+  SamplingParams own = sampling_;
+  own.seed = sampling_.seed + static_cast<uint64_t>(r.id);  // as chapter 04: draws independent of the batch
+  return Sampler(own);
+}
+
+PrefixCache::Hit PagedEngine::lookup(std::span<const int32_t> tokens) const {
+  if (!options_.prefix_caching) return {};
+  // At least the last token is computed: its logits give the next token.
+  return prefix_.lookup(tokens, static_cast<int64_t>(tokens.size()) - 1);
+}
+
+namespace {
+// What a (re)admitted request feeds: its prompt, then every token it generated before a
+// preemption — all of them; the last one's logits give its next token.
+std::vector<int32_t> tokens_to_restore(const Request& r) {
+  std::vector<int32_t> all = r.prompt;
+  all.insert(all.end(), r.tokens.begin(), r.tokens.end());
+  return all;
+}
+}  // namespace
+
+bool PagedEngine::can_admit(const Request& r) const {
+  const std::vector<int32_t> all = tokens_to_restore(r);
+  const PrefixCache::Hit hit = lookup(all);
+  const int64_t need = pool_.blocks_for(static_cast<int64_t>(all.size())) - hit.positions();
+  // Cached blocks that sit on the free list stop being free once adopted.
+  const auto reclaimed = std::count_if(hit.blocks.begin(), hit.blocks.end(), [&](int b) { return pool_.is_free(b); });
+  // Leave the running sequences the blocks their next step needs, so that admitting r does not
+  // preempt one of them right away.
+  int64_t growth = 0;
+  for (const auto& [id, s] : sequences_) growth += s.cache->blocks_needed(static_cast<int64_t>(s.feed.size()));
+  return need + growth <= pool_.free_blocks() - reclaimed;
+}
+
+bool PagedEngine::fits_alone(const Request& r) const {
+  return pool_.blocks_for(static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens - 1) <= pool_.num_blocks();
+}
+
+bool PagedEngine::reserve(const Request& r) {
+  Sequence& s = sequence(r);
+  return s.cache->reserve(static_cast<int64_t>(s.feed.size()));
+}
+
+void PagedEngine::admit(const Request& r, int new_tokens) {
+  if (r.prompt.empty()) throw std::invalid_argument(fmt::format("request {}: empty prompt", r.id));
+  if (sequences_.count(r.id) != 0) throw std::logic_error(fmt::format("request {} admitted twice", r.id));
+  const int64_t longest = static_cast<int64_t>(r.prompt.size()) + new_tokens - 1;
+  if (longest > model_.config().context_length)
+    throw std::invalid_argument(fmt::format("request {}: {} prompt + {} new tokens exceed the context length {}", r.id,
+                                            r.prompt.size(), new_tokens, model_.config().context_length));
+  std::vector<int32_t> all = tokens_to_restore(r);
+  const PrefixCache::Hit hit = lookup(all);
+
+  Sequence s{std::make_unique<PagedKvCache>(pool_, model_.config(), &prefix_, options_.read), sampler_for(r), {}, {}, hit.hashes};
+  s.cache->table().adopt(pool_, hit.blocks, hit.positions() * pool_.block_size());
+  const int64_t cached = s.cache->length();
+  s.feed.assign(all.begin() + cached, all.end());  // the uncached suffix
+  if (!s.cache->reserve(static_cast<int64_t>(s.feed.size())))
+    throw std::runtime_error(fmt::format("request {}: the pool has no room for its {} tokens (ask can_admit first)", r.id, s.feed.size()));
+  s.tokens = std::move(all);
+  stats_.cached_tokens += cached;
+  stats_.prefill_tokens += static_cast<int64_t>(s.feed.size());
+  ++stats_.admissions;
+  sequences_.emplace(r.id, std::move(s));
+}
+
+void PagedEngine::fork(const Request& parent, const Request& child) {
+  const Sequence& p = sequence(parent);
+  if (sequences_.count(child.id) != 0) throw std::logic_error(fmt::format("request {} forked while admitted", child.id));
+  if (child.prompt != parent.prompt || !child.tokens.empty())
+    throw std::invalid_argument("fork: the child must be a fresh request with the parent's prompt");
+  const auto shared = static_cast<int64_t>(parent.prompt.size()) - 1;  // positions 0 … P−2
+  if (p.cache->length() < shared + 1) throw std::logic_error("fork: the parent's prompt is not prefilled yet");
+
+  Sequence s{std::make_unique<PagedKvCache>(pool_, model_.config(), &prefix_, options_.read), sampler_for(child), parent.prompt,
+             {parent.prompt.back()}, {}};
+  s.cache->table().share(pool_, p.cache->table().blocks(), shared);
+  const auto full = static_cast<std::size_t>(shared / pool_.block_size());
+  s.hashes.assign(p.hashes.begin(), p.hashes.begin() + static_cast<std::ptrdiff_t>(std::min(full, p.hashes.size())));
+  ++stats_.forks;
+  stats_.shared_at_fork += static_cast<int64_t>(s.cache->table().blocks().size());
+  sequences_.emplace(child.id, std::move(s));
+}
+
+void PagedEngine::index_full_blocks(Sequence& s) {
+  if (!options_.prefix_caching) return;
+  const int B = pool_.block_size();
+  while (static_cast<int64_t>(s.hashes.size()) < s.cache->length() / B) {
+    const std::size_t i = s.hashes.size();
+    const std::span<const int32_t> block(s.tokens.data() + i * static_cast<std::size_t>(B), static_cast<std::size_t>(B));
+    const uint64_t h = PrefixCache::chain(i == 0 ? PrefixCache::kNoPrefix : s.hashes.back(), block);
+    prefix_.insert(h, s.cache->table().blocks()[i], block);
+    s.hashes.push_back(h);
+  }
+}
+
+std::vector<int32_t> PagedEngine::step(std::span<Request* const> batch) {
+  std::vector<Sequence*> seqs;
+  std::vector<SequenceChunk> chunks;
+  last_step_tokens_ = 0;
+  for (Request* r : batch) {
+    Sequence& s = sequence(*r);
+    if (!s.cache->reserve(static_cast<int64_t>(s.feed.size())))
+      throw std::runtime_error(fmt::format("request {}: the block pool is out of blocks (a scheduler must preempt)", r->id));
+    seqs.push_back(&s);
+    chunks.push_back({s.feed, s.cache->length(), s.cache.get(), /*all_logits=*/false});
+    last_step_tokens_ += static_cast<int64_t>(s.feed.size());
+  }
+  if (chunks.empty()) return {};
+
+  // One forward for all of them; row i of the logits is chunk i's last token.
+  const Tensor logits = model_.forward(chunks).to(Device::cpu());
+  const auto V = static_cast<std::size_t>(logits.dim(1));
+  std::vector<int32_t> next(batch.size());
+  for (std::size_t i = 0; i < seqs.size(); ++i) {
+    Sequence& s = *seqs[i];
+    next[i] = s.sampler.sample(std::span<const float>(logits.host<float>() + i * V, V));
+    index_full_blocks(s);
+    s.tokens.push_back(next[i]);
+    s.feed.assign(1, next[i]);
+  }
+  return next;
+}
+
+void PagedEngine::release(const Request& r) {
+  const auto it = sequences_.find(r.id);
+  if (it == sequences_.end()) throw std::logic_error(fmt::format("request {} released without a sequence", r.id));
+  copies_of_released_ += it->second.cache->copies();
+  sequences_.erase(it);
+}
+
+PagedStats PagedEngine::stats() const {
+  PagedStats out = stats_;
+  out.copies = copies_of_released_;
+  for (const auto& [id, s] : sequences_) out.copies += s.cache->copies();
+  return out;
+}
+
+int64_t PagedEngine::stored_positions() const {
+  int64_t n = 0;
+  for (const auto& [id, s] : sequences_) n += s.cache->length();
+  return n;
+}
+
+std::vector<const BlockTable*> PagedEngine::tables() const {
+  std::vector<const BlockTable*> out;
+  for (const auto& [id, s] : sequences_) out.push_back(&s.cache->table());
+  return out;
+}
+
+}  // namespace infer

@@ -1,0 +1,113 @@
+// Chapter 05's layer, part 5: the paged engine — chapter 04's step over paged caches.
+//
+// PagedEngine is a StepEngine like chapter 04's BatchDecoder: one Llama::forward per step over
+// every sequence's chunk, one Sampler per request (seed + id). What changes is memory:
+//
+//   admit     the request's tokens (its prompt; after a preemption, prompt + what it generated)
+//             are looked up in the prefix cache; the cached full blocks are adopted as they are,
+//             and only the rest — the uncached suffix — is fed as its prefill chunk
+//   step      every sequence reserves the blocks its new positions need (copy-on-write included),
+//             the forward writes and reads keys/values through the block tables, and every block
+//             that became full is entered into the prefix cache under its chained hash
+//   release   the sequence's blocks go back to the pool (cached full blocks stay findable until
+//             the pool hands them out again)
+//   fork      n samples of one prompt: the prompt is prefilled once; each sample shares its
+//             blocks and recomputes only the prompt's last position, to draw its own first token
+//             from its own sampler; the shared last block is copied by the first write into it
+//
+// The scheduler's questions (can_admit, reserve, fits_alone) are answered in blocks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "block_pool.hpp"
+#include "model/llama.hpp"
+#include "paged_kv_cache.hpp"
+#include "paged_scheduler.hpp"
+#include "prefix_cache.hpp"
+#include "request.hpp"
+#include "sampling/sampler.hpp"
+
+namespace infer {
+
+struct PagedEngineOptions {
+  int block_size = kDefaultBlockSize;  // positions per block
+  std::size_t budget_bytes = std::size_t{256} << 20;  // the pool: K/V memory of every sequence together
+  bool prefix_caching = true;          // share cached full blocks between requests
+  PagedRead read = PagedRead::in_place;
+};
+
+// What the engine did, counted as it ran.
+struct PagedStats {
+  int64_t prefill_tokens = 0;  // prompt (and recomputed) tokens fed through the model at admission
+  int64_t cached_tokens = 0;   // prompt positions taken from the prefix cache instead
+  int64_t forks = 0;           // samples forked from a prompt
+  int64_t shared_at_fork = 0;  // blocks they shared when forked
+  int64_t copies = 0;          // copy-on-write block copies
+  int64_t admissions = 0;      // including readmissions after preemption
+};
+
+class PagedEngine : public MemoryBoundEngine {
+ public:
+  PagedEngine(Llama& model, SamplingParams sampling, const PagedEngineOptions& options);
+  ~PagedEngine() override;
+
+  // StepEngine. admit() throws std::runtime_error when the pool lacks the blocks (ask
+  // can_admit first); step() throws when a sequence cannot get its blocks (reserve first).
+  void admit(const Request& r, int new_tokens) override;
+  std::vector<int32_t> step(std::span<Request* const> batch) override;
+  void release(const Request& r) override;
+
+  // MemoryBoundEngine, in blocks.
+  bool can_admit(const Request& r) const override;
+  bool reserve(const Request& r) override;
+  bool fits_alone(const Request& r) const override;
+
+  // `child` (same prompt, not admitted) becomes a sample of `parent`, whose prompt has been
+  // prefilled: it shares the blocks of the prompt's first P−1 positions and feeds the last
+  // prompt token itself in its first step.
+  void fork(const Request& parent, const Request& child);
+
+  BlockPool& pool() { return pool_; }
+  const BlockPool& pool() const { return pool_; }
+  const PrefixCache& prefix_cache() const { return prefix_; }
+  PagedStats stats() const;
+  int64_t last_step_tokens() const { return last_step_tokens_; }
+  std::size_t sequences() const { return sequences_.size(); }
+  // Positions the live sequences have written, each sequence counted in full (what contiguous
+  // caches holding exactly these sequences would need).
+  int64_t stored_positions() const;
+  // The block tables of the live sequences (for check_tables).
+  std::vector<const BlockTable*> tables() const;
+
+ private:
+  struct Sequence {
+    std::unique_ptr<PagedKvCache> cache;
+    Sampler sampler;
+    std::vector<int32_t> tokens;   // whose keys/values are stored or fed next: prompt, then generated
+    std::vector<int32_t> feed;     // the next step's chunk
+    std::vector<uint64_t> hashes;  // chained hash of each full block entered into the prefix cache
+  };
+  Sequence& sequence(const Request& r);
+  const Sequence& sequence(const Request& r) const;
+  Sampler sampler_for(const Request& r) const;
+  PrefixCache::Hit lookup(std::span<const int32_t> tokens) const;
+  void index_full_blocks(Sequence& s);
+
+  Llama& model_;
+  SamplingParams sampling_;
+  PagedEngineOptions options_;
+  BlockPool pool_;       // declared before the sequences: their caches release into it
+  PrefixCache prefix_;
+  std::unordered_map<int, Sequence> sequences_;  // by request id
+  PagedStats stats_;
+  int64_t copies_of_released_ = 0;  // copy-on-write copies made by caches already gone
+  int64_t last_step_tokens_ = 0;
+};
+
+}  // namespace infer
