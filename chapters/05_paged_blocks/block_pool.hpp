@@ -14,7 +14,7 @@
 //               prompt, hold the same physical block; it returns to the free list when the
 //               last holder releases it
 //
-// Sizes (the default model): a block holds 2 (K and V) × 30 layers × B × H_kv·D = 192 floats,
+// Sizes (the default model): a block holds 2 (K and V) × 30 layers × B × H_kv·D (= 192) floats,
 // 720 KiB at B = 16, i.e. 46 080 bytes per position, exactly chapter 03's per-token cost.
 #pragma once
 

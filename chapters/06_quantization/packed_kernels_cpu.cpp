@@ -10,11 +10,16 @@
 //
 //   int8, q8_0    8 int8 codes → int32 → fp32, × the row's or block's fp16 scale
 //   int4-g128     4 bytes broadcast to 8 lanes, lane j shifted right by 4j and masked: the 8
-//                 nibbles in order; − 8, → fp32, × the group's scale
+//                 nibbles in order; − 8, → fp32, × the group's scale (n = 1: see below)
 //   nf4           the same nibbles, looked up in the 16 levels (two 8-lane permutes, blended on
 //                 bit 3 of the code), × the block's absmax
 //   q4_1          weight j and j + 16 share byte j: 8 bytes → 8 lanes, low or high nibble,
 //                 then d·q + m in one fused multiply-add
+//
+// One token (n = 1, the decode step) takes a faster path for the 4-bit formats (see "decode
+// (n = 1)" below): 8 bytes are zero-extended to 8 lanes and give 16 weights at once, the low
+// nibbles (even columns) by `& 15` and the high ones (odd columns) by `>> 4`, multiplied with x
+// reordered once per call into the same even/odd order; q4_1's layout already pairs that way.
 //
 // The threads split the output rows (OpenMP, as ops_cpu's matvec). A small batch (n < 32: a few
 // decoding sequences) decodes each chunk once for up to 4 rows of x, so the weight read and
@@ -149,6 +154,13 @@ struct Table16 {
       for (int i = 0; i < 16; ++i) all[i] = values[i] * scale;
     }
   }
+  // lane j = entry (index j & 7) of the lower or the upper 8 entries (kLanes == 8; vpermps
+  // reads only the low 3 bits of an index, Highway's debug builds check the range).
+  static HWY_INLINE auto low3(VU index) {
+    return hn::IndicesFromVec(DF(), hn::BitCast(DI(), HWY_IS_DEBUG_BUILD ? hn::And(index, hn::Set(DU(), 7)) : index));
+  }
+  HWY_INLINE VF lookup_lo(VU index) const { return hn::TableLookupLanes(lo, low3(index)); }
+  HWY_INLINE VF lookup_hi(VU index) const { return hn::TableLookupLanes(hi, low3(index)); }
   // lane j = entry (nibble j), from load_nibbles_unmasked.
   HWY_INLINE VF lookup(VU nibbles) const {
     const DF df;
@@ -343,6 +355,138 @@ void prefetch_row(const View& v, int64_t r) {
   if (v.group > 0) hwy::Prefetch(v.scales + 2 * ((r * v.cols) >> (v.group == 64 ? 6 : 7)));
 }
 
+// ---- decode (n = 1): nibbles unpacked in pairs ----
+//
+// The generic walk above spends most of a 4-bit decode step unpacking: 4 bytes broadcast to 8
+// lanes and shifted by a different amount in each lane, for every 8 weights. One token's
+// product can instead take the packed bytes as they come:
+//
+//   8 bytes → 8 int32 lanes (one zero-extending load); lane j holds byte j =
+//   (weight 2j + 1) << 4 | (weight 2j). `& 15` gives the 8 even columns, `>> 4` the 8 odd ones.
+//
+// so 16 weights cost one load and two cheap bit operations, if x is in the same order. x is
+// reordered once per call (cols floats, a few KiB): in every chunk of 16 columns the 8 even
+// columns come first, then the 8 odd ones. The row's sum has the same products, in another order.
+//
+// q4_1 needs no reordering: byte j of a block holds weights j and j + 16, so the low nibbles of
+// bytes 0–7 are weights 0–7, of bytes 8–15 weights 8–15, the high nibbles weights 16–31.
+//
+// Each row keeps 4 accumulators so that 4 fused multiply-adds are in flight. (Two to four rows
+// sharing each load of x were measured too: no faster, the loads of x are not what limits.)
+// Needs 8 lanes (AVX2). int4-g128 and nf4 need columns a multiple of 64, so that each row starts
+// on a byte and every run of 64 columns has one scale (int4-g128's groups of 128 then start at
+// column 0 or 64 of a run, nf4's blocks of 64 at 0). Other shapes take the generic walk.
+constexpr int64_t kFastRun = 64;
+
+bool fast_decode_applies(const View& v, int64_t n) {
+  if (kLanes != 8 || n != 1) return false;
+  switch (v.format) {
+    case PackedFormat::int4_g128:
+    case PackedFormat::nf4: return v.cols % kFastRun == 0;
+    case PackedFormat::q4_1: return true;  // cols % 32 == 0 already
+    default: return false;
+  }
+}
+
+// x[0 … cols) in the order the nibble decoders produce: per 16 columns, evens then odds.
+void reorder_even_odd(const float* x, int64_t cols, float* out) {
+  for (int64_t c = 0; c < cols; c += 16)
+    for (int64_t j = 0; j < 8; ++j) {
+      out[c + j] = x[c + 2 * j];
+      out[c + 8 + j] = x[c + 2 * j + 1];
+    }
+}
+
+// y[r] for a row of int4-g128 (kNf4 = false) or nf4; xr from reorder_even_odd.
+template <bool kNf4>
+HWY_INLINE float dot_nibble_row(const View& v, int64_t r, const float* xr) {
+  const DF df;
+  const DU du;
+  const hn::Rebind<uint8_t, DF> d8;
+  const int shift = kNf4 ? 6 : 7;  // log2 of the group: flat index → scale index
+  VF even[2] = {hn::Zero(df), hn::Zero(df)}, odd[2] = {hn::Zero(df), hn::Zero(df)};  // 8 lanes each
+  for (int64_t c0 = 0; c0 < v.cols; c0 += kFastRun) {
+    const int64_t i0 = r * v.cols + c0;  // flat index of the run's first weight (even)
+    const float s = load_f16(v.scales + 2 * (i0 >> shift));
+    const uint8_t* p = v.codes + i0 / 2;  // 32 bytes: the run's 64 codes
+    if constexpr (kNf4) {
+      // The block's 16 weights fl(absmax · level) in two registers; vpermps picks lane
+      // (code & 7) of both, bit 3 of the code (moved to the sign bit) chooses which.
+      const Table16 table(kNf4Levels.data(), s);
+#pragma GCC unroll 4
+      for (int64_t k = 0; k < kFastRun; k += 16) {
+        const VU bytes = hn::PromoteTo(du, hn::LoadU(d8, p + k / 2));  // 8 bytes: 16 codes
+        const VU hi = hn::ShiftRight<4>(bytes);  // the odd codes; `bytes` has the even ones in bits 0–3
+        const VF w_even = hn::IfNegativeThenElse(hn::BitCast(df, hn::ShiftLeft<28>(bytes)), table.lookup_hi(bytes),
+                                                 table.lookup_lo(bytes));
+        const VF w_odd = hn::IfNegativeThenElse(hn::BitCast(df, hn::ShiftLeft<24>(bytes)), table.lookup_hi(hi),
+                                                table.lookup_lo(hi));
+        even[k / 16 % 2] = hn::MulAdd(w_even, hn::LoadU(df, xr + c0 + k), even[k / 16 % 2]);
+        odd[k / 16 % 2] = hn::MulAdd(w_odd, hn::LoadU(df, xr + c0 + k + 8), odd[k / 16 % 2]);
+      }
+    } else {
+      // (q − 8) · s as one fused multiply-add q · s + (−8 s): −8 s is exact and the FMA rounds
+      // the exact (q − 8) · s once, so the weight is dequantize()'s (a zero may come out +0).
+      const VF scale = hn::Set(df, s), bias = hn::Set(df, -8.0f * s);
+#pragma GCC unroll 4
+      for (int64_t k = 0; k < kFastRun; k += 16) {
+        const VU bytes = hn::PromoteTo(du, hn::LoadU(d8, p + k / 2));  // 8 bytes: 16 codes
+        const VF q_even = hn::ConvertTo(df, hn::BitCast(DI(), hn::And(bytes, hn::Set(du, 15))));
+        const VF q_odd = hn::ConvertTo(df, hn::BitCast(DI(), hn::ShiftRight<4>(bytes)));
+        even[k / 16 % 2] = hn::MulAdd(hn::MulAdd(q_even, scale, bias), hn::LoadU(df, xr + c0 + k), even[k / 16 % 2]);
+        odd[k / 16 % 2] = hn::MulAdd(hn::MulAdd(q_odd, scale, bias), hn::LoadU(df, xr + c0 + k + 8), odd[k / 16 % 2]);
+      }
+    }
+  }
+  return hn::GetLane(hn::SumOfLanes(df, hn::Add(hn::Add(even[0], odd[0]), hn::Add(even[1], odd[1]))));
+}
+
+// y[r] for a row of q4_1 blocks (32 weights: fp16 d, fp16 m, 16 bytes).
+HWY_INLINE float dot_q4_1_row(const View& v, int64_t r, const float* x) {
+  const DF df;
+  const DU du;
+  const hn::Rebind<uint8_t, DF> d8;
+  VF acc[2][2] = {{hn::Zero(df), hn::Zero(df)}, {hn::Zero(df), hn::Zero(df)}};  // [bytes 0–7 / 8–15][low / high]
+  const uint8_t* row = v.w + r * v.row_bytes;
+  for (int64_t b = 0; b < v.cols / kGgmlBlock; ++b) {
+    const float* xb = x + b * kGgmlBlock;
+    const uint8_t* blk = row + 20 * b;
+    const VF d = hn::Set(df, load_f16(blk)), m = hn::Set(df, load_f16(blk + 2));
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const VU bytes = hn::PromoteTo(du, hn::LoadU(d8, blk + 4 + 8 * h));  // bytes 8h … 8h + 7
+      const VF q_lo = hn::ConvertTo(df, hn::BitCast(DI(), hn::And(bytes, hn::Set(du, 15))));
+      const VF q_hi = hn::ConvertTo(df, hn::BitCast(DI(), hn::ShiftRight<4>(bytes)));
+      // d·q + m, as dequantize(): weights 8h … 8h + 7 and 16 + 8h … 16 + 8h + 7
+      acc[h][0] = hn::MulAdd(hn::MulAdd(q_lo, d, m), hn::LoadU(df, xb + 8 * h), acc[h][0]);
+      acc[h][1] = hn::MulAdd(hn::MulAdd(q_hi, d, m), hn::LoadU(df, xb + 16 + 8 * h), acc[h][1]);
+    }
+  }
+  return hn::GetLane(hn::SumOfLanes(df, hn::Add(hn::Add(acc[0][0], acc[0][1]), hn::Add(acc[1][0], acc[1][1]))));
+}
+
+// y[0, rows) = Ŵ · x for one row of x (fast_decode_applies).
+void matvec_fast(const View& v, const float* x, float* y) {
+  thread_local std::vector<float> reordered;  // x in even/odd order, reused from call to call
+  const float* xr = x;
+  if (v.format != PackedFormat::q4_1) {
+    reordered.resize(static_cast<std::size_t>(v.cols));
+    reorder_even_odd(x, v.cols, reordered.data());
+    xr = reordered.data();
+  }
+  const auto [first, last] = row_bytes(v, 0);
+  const int64_t ahead = std::max<int64_t>(1, kPrefetchBytes / std::max<int64_t>(1, last - first));
+#pragma omp parallel for schedule(dynamic, 64)
+  for (int64_t r = 0; r < v.rows; ++r) {
+    prefetch_row(v, r + ahead);
+    switch (v.format) {
+      case PackedFormat::int4_g128: y[r] = dot_nibble_row<false>(v, r, xr); break;
+      case PackedFormat::nf4: y[r] = dot_nibble_row<true>(v, r, xr); break;
+      default: y[r] = dot_q4_1_row(v, r, x); break;
+    }
+  }
+}
+
 // Small batches: rows of W split over the threads, x in tiles of 4, 2, 1 rows.
 void matmul_rows(const View& v, const float* x, int64_t n, float* y) {
   const auto [first, last] = row_bytes(v, 0);
@@ -392,7 +536,9 @@ void packed_matmul_cpu(PackedFormat format, const uint8_t* w, int64_t rows, int6
   if (n == 0) return;
   if (x == nullptr || y == nullptr) throw std::invalid_argument("packed_matmul_cpu: null x or y");
   num_threads();  // the configured thread count for OpenMP and OpenBLAS
-  if (n >= kPanelMinRows)
+  if (fast_decode_applies(v, n))
+    matvec_fast(v, x, y);
+  else if (n >= kPanelMinRows)
     matmul_panels(v, x, n, y);
   else
     matmul_rows(v, x, n, y);
