@@ -291,8 +291,8 @@ void budget_table(const Context& cx, const std::vector<Request>& requests, const
   };
   row(contiguous, fmt::format("{} (prompt + {} reserved each)", fit_contiguous, cx.s.max_len));
   row(paged, fmt::format("{} blocks of {}: as many as their lengths allow", blocks, cx.s.block_size));
-  t.add_note(fmt::format("Budget: {} contiguous reservations of {} positions (the longest prompt + the {}-token cap − 1), {} each{}.",
-                         fit_contiguous, b.positions, cx.s.max_len, format_bytes(b.per_sequence),
+  t.add_note(fmt::format("Budget: {} contiguous reservation{} of {} positions (the longest prompt + the {}-token cap − 1), {} each{}.",
+                         fit_contiguous, fit_contiguous == 1 ? "" : "s", b.positions, cx.s.max_len, format_bytes(b.per_sequence),
                          cx.s.budget_mib > 0 ? " (set by --budget-mib)" : ""));
   t.add_note(fmt::format("Paged: up to {} slots, admitted while the pool has blocks for the prompt and the running sequences' next "
                          "step; a request that finds the pool empty mid-answer is preempted (blocks freed, recomputed later). "
