@@ -31,8 +31,7 @@ std::vector<int32_t> BatchDecoder::step(std::span<Request* const> batch) {
   // Build one chunk per sequence: its new tokens at its next position, its own cache.
   std::vector<Sequence*> seqs;
   std::vector<SequenceChunk> chunks;
-  seqs.reserve(batch.size());
-  chunks.reserve(batch.size());
+  std::vector<Sampler*> samplers;
   last_step_tokens_ = 0;
   for (Request* r : batch) {
     const auto it = sequences_.find(r->id);
@@ -40,20 +39,26 @@ std::vector<int32_t> BatchDecoder::step(std::span<Request* const> batch) {
     Sequence& s = it->second;
     seqs.push_back(&s);
     chunks.push_back({s.feed, s.pos, s.cache.get(), /*all_logits=*/false});
+    samplers.push_back(&s.sampler);
     last_step_tokens_ += static_cast<int64_t>(s.feed.size());
   }
-  if (chunks.empty()) return {};
-
-  // One forward for all of them; row i of the logits is chunk i's last token.
-  const Tensor logits = model_.forward(chunks).to(Device::cpu());
-  const auto V = static_cast<std::size_t>(logits.dim(1));
-  std::vector<int32_t> next(batch.size());
+  const std::vector<int32_t> next = forward_and_sample(model_, chunks, samplers);
   for (std::size_t i = 0; i < seqs.size(); ++i) {
-    const std::span<const float> row(logits.host<float>() + i * V, V);
-    next[i] = seqs[i]->sampler.sample(row);
     seqs[i]->pos += static_cast<int64_t>(seqs[i]->feed.size());
     seqs[i]->feed.assign(1, next[i]);
   }
+  return next;
+}
+
+std::vector<int32_t> forward_and_sample(Llama& model, std::span<const SequenceChunk> chunks,
+                                        std::span<Sampler* const> samplers) {
+  if (chunks.empty()) return {};
+  // One forward for all of them; row i of the logits is chunk i's last token.
+  const Tensor logits = model.forward(chunks).to(Device::cpu());
+  const auto V = static_cast<std::size_t>(logits.dim(1));
+  std::vector<int32_t> next(chunks.size());
+  for (std::size_t i = 0; i < chunks.size(); ++i)
+    next[i] = samplers[i]->sample(std::span<const float>(logits.host<float>() + i * V, V));
   return next;
 }
 

@@ -57,6 +57,11 @@ struct StepLog {
   int useful = 0;             // generated tokens a request kept (static batching: not the padding)
 };
 
+// One forward over the chunks, then each chunk's next token drawn from its last row of logits
+// by its own sampler (samplers[i] for chunks[i]). The step of every engine that runs the model.
+std::vector<int32_t> forward_and_sample(Llama& model, std::span<const SequenceChunk> chunks,
+                                        std::span<Sampler* const> samplers);
+
 // The real thing: every step is one Llama::forward over the batch's chunks.
 class BatchDecoder : public StepEngine {
  public:

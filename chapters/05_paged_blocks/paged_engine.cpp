@@ -132,6 +132,7 @@ void PagedEngine::index_full_blocks(Sequence& s) {
 std::vector<int32_t> PagedEngine::step(std::span<Request* const> batch) {
   std::vector<Sequence*> seqs;
   std::vector<SequenceChunk> chunks;
+  std::vector<Sampler*> samplers;
   last_step_tokens_ = 0;
   for (Request* r : batch) {
     Sequence& s = sequence(*r);
@@ -139,17 +140,13 @@ std::vector<int32_t> PagedEngine::step(std::span<Request* const> batch) {
       throw std::runtime_error(fmt::format("request {}: the block pool is out of blocks (a scheduler must preempt)", r->id));
     seqs.push_back(&s);
     chunks.push_back({s.feed, s.cache->length(), s.cache.get(), /*all_logits=*/false});
+    samplers.push_back(&s.sampler);
     last_step_tokens_ += static_cast<int64_t>(s.feed.size());
   }
-  if (chunks.empty()) return {};
-
-  // One forward for all of them; row i of the logits is chunk i's last token.
-  const Tensor logits = model_.forward(chunks).to(Device::cpu());
-  const auto V = static_cast<std::size_t>(logits.dim(1));
-  std::vector<int32_t> next(batch.size());
+  // Chapter 04's step: one forward over every chunk, each row sampled by its request's sampler.
+  const std::vector<int32_t> next = forward_and_sample(model_, chunks, samplers);
   for (std::size_t i = 0; i < seqs.size(); ++i) {
     Sequence& s = *seqs[i];
-    next[i] = s.sampler.sample(std::span<const float>(logits.host<float>() + i * V, V));
     index_full_blocks(s);
     s.tokens.push_back(next[i]);
     s.feed.assign(1, next[i]);
