@@ -5,6 +5,7 @@
 //   ch01_naive_loop --sweep                 how one step's cost grows with the sequence length
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -68,15 +69,14 @@ void run_sweep(LoadedModel& m, const CommonOptions& o, int repeats, nlohmann::js
   const LlamaConfig& c = m.model.config();
   NoCache no_cache(c);
   // A real token sequence, repeated as needed to reach each length.
-  std::vector<int32_t> text = m.tokenizer.encode(
+  const std::string_view text =
       "The naive loop recomputes every position at every step, so a step over a longer sequence "
-      "costs more, and the cost of the attention part grows with the square of the length. ");
+      "costs more, and the cost of the attention part grows with the square of the length. ";
   Table table(fmt::format("One naive step (a forward pass over T tokens), median of {} runs, {} threads", repeats, num_threads()),
               {"T (tokens)", "time", "time / T", "GMACs", "attention share", "GMAC/s"});
   std::vector<double> lengths, times, macs;
   for (int T : {16, 32, 64, 128, 256, 512}) {
-    std::vector<int32_t> tokens;
-    while (static_cast<int>(tokens.size()) < T) tokens.push_back(text[tokens.size() % text.size()]);
+    const std::vector<int32_t> tokens = repeated_tokens(m.tokenizer, text, T);
     const double seconds = median_seconds(repeats, [&] { m.model.forward(tokens, 0, no_cache); });
     const ForwardCost cost = forward_cost(c, T, 0, 1);
     lengths.push_back(T);

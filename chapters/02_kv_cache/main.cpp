@@ -70,13 +70,12 @@ int64_t cache_bytes_per_token(const LlamaConfig& c) { return 2LL * c.n_layers * 
 
 // A token sequence of `n` real tokens (a text repeated) for the prefill and decode sweeps.
 std::vector<int32_t> filler_tokens(const Tokenizer& tokenizer, int64_t n) {
-  const std::vector<int32_t> text = tokenizer.encode(
+  return repeated_tokens(
+      tokenizer,
       "A key and a value are computed for every position of the prompt once, stored, and read again "
       "at every later step; the prompt is processed in one batched pass and each new token in a "
-      "small pass of its own. ");
-  std::vector<int32_t> out;
-  while (static_cast<int64_t>(out.size()) < n) out.push_back(text[out.size() % text.size()]);
-  return out;
+      "small pass of its own. ",
+      n);
 }
 
 // ---- the demo run and chapter 01's loop on the same generation: tables f and c ----

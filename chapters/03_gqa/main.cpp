@@ -178,29 +178,15 @@ struct ModelShape {
   LlamaConfig config;
 };
 
-LlamaConfig llama_shape(int layers, int d, int heads, int kv_heads, int ff, int vocab, int context) {
-  LlamaConfig c;
-  c.n_layers = layers;
-  c.d_model = d;
-  c.n_heads = heads;
-  c.n_kv_heads = kv_heads;
-  c.head_dim = d / heads;
-  c.d_ff = ff;
-  c.vocab_size = vocab;
-  c.context_length = context;
-  c.tied_embeddings = false;
-  return c;
-}
-
 LlamaConfig with_kv_heads(LlamaConfig c, int kv_heads) {
   c.n_kv_heads = kv_heads;
   return c;
 }
 
 void print_shape_tables(const LlamaConfig& own, const CommonOptions& o, int64_t user_tokens, nlohmann::json& figures) {
-  const LlamaConfig mistral = llama_shape(32, 4096, 32, 8, 14336, 32000, 32768);
-  const LlamaConfig llama13 = llama_shape(40, 5120, 40, 40, 13824, 32000, 4096);
-  const LlamaConfig llama70 = llama_shape(80, 8192, 64, 8, 28672, 32000, 4096);
+  const LlamaConfig mistral = LlamaConfig::from_shape(32, 4096, 32, 8, 14336, 32000, 32768);
+  const LlamaConfig llama13 = LlamaConfig::from_shape(40, 5120, 40, 40, 13824, 32000, 4096);
+  const LlamaConfig llama70 = LlamaConfig::from_shape(80, 8192, 64, 8, 28672, 32000, 4096);
   const std::vector<ModelShape> shapes = {
       {"SmolLM2-135M (this model), GQA", own},
       {"  the same with MHA", with_kv_heads(own, own.n_heads)},

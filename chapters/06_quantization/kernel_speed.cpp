@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "app/cli.hpp"  // repeated_tokens
 #include "grouped_kv_cache.hpp"
 #include "measure/progress.hpp"
 #include "measure/timing.hpp"
@@ -17,12 +18,11 @@ namespace {
 
 // Real tokens (a text repeated) for the prompts the timings feed.
 std::vector<int32_t> filler_tokens(const Tokenizer& tokenizer, int64_t n) {
-  const std::vector<int32_t> text = tokenizer.encode(
+  return repeated_tokens(
+      tokenizer,
       "A decode step reads every weight of the model once, so the fewer bytes a weight takes, the "
-      "sooner the step is done; a prefill reads them once for the whole prompt and computes instead. ");
-  std::vector<int32_t> out;
-  while (static_cast<int64_t>(out.size()) < n) out.push_back(text[out.size() % text.size()]);
-  return out;
+      "sooner the step is done; a prefill reads them once for the whole prompt and computes instead. ",
+      n);
 }
 
 // One model under test, with its caches prefilled once.

@@ -13,17 +13,7 @@ namespace {
 
 // A Llama-2 shape: untied embeddings, vocabulary 32 000, head_dim 128, context 4 096.
 LlamaConfig llama2(int layers, int d_model, int heads, int kv_heads, int d_ff) {
-  LlamaConfig c;
-  c.n_layers = layers;
-  c.d_model = d_model;
-  c.n_heads = heads;
-  c.n_kv_heads = kv_heads;
-  c.head_dim = d_model / heads;
-  c.d_ff = d_ff;
-  c.vocab_size = 32000;
-  c.context_length = 4096;
-  c.tied_embeddings = false;
-  return c;
+  return LlamaConfig::from_shape(layers, d_model, heads, kv_heads, d_ff, 32000, 4096);
 }
 
 std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / kGiB); }

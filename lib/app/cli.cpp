@@ -59,6 +59,14 @@ LoadedModel load_model(const CommonOptions& o, DType weight_dtype) {
   return m;
 }
 
+std::vector<int32_t> repeated_tokens(const Tokenizer& tokenizer, std::string_view text, int64_t n) {
+  const std::vector<int32_t> once = tokenizer.encode(text);
+  if (once.empty()) throw std::invalid_argument("repeated_tokens: the text encodes to no tokens");
+  std::vector<int32_t> out;
+  while (static_cast<int64_t>(out.size()) < n) out.push_back(once[out.size() % once.size()]);
+  return out;
+}
+
 std::vector<int32_t> encode_prompt(const LoadedModel& m, const CommonOptions& o) {
   if (o.prompt.empty()) throw UsageError("the prompt is empty (give one with -p)");
   const std::string text = o.chat ? m.tokenizer.apply_chat_template({{"user", o.prompt}}) : o.prompt;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -47,6 +48,9 @@ LoadedModel load_model(const CommonOptions& options, DType weight_dtype = DType:
 // The prompt's token ids: with --chat wrapped in the chat template; refused with a clear
 // message when empty or when prompt + n_predict exceeds the model's context.
 std::vector<int32_t> encode_prompt(const LoadedModel& m, const CommonOptions& options);
+
+// n real tokens for timing runs: `text` encoded, then repeated until there are n.
+std::vector<int32_t> repeated_tokens(const Tokenizer& tokenizer, std::string_view text, int64_t n);
 
 // Errors a user can cause (bad input, missing files) become this; main prints its message.
 struct UsageError : std::runtime_error {

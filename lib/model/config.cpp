@@ -18,6 +18,20 @@ int positive(const gguf::GgufFile& file, const std::string& key, uint64_t limit 
 
 }  // namespace
 
+LlamaConfig LlamaConfig::from_shape(int layers, int d_model, int heads, int kv_heads, int d_ff, int vocab, int context) {
+  LlamaConfig c;
+  c.n_layers = layers;
+  c.d_model = d_model;
+  c.n_heads = heads;
+  c.n_kv_heads = kv_heads;
+  c.head_dim = d_model / heads;
+  c.d_ff = d_ff;
+  c.vocab_size = vocab;
+  c.context_length = context;
+  c.tied_embeddings = false;
+  return c;
+}
+
 LlamaConfig LlamaConfig::from_gguf(const gguf::GgufFile& file) {
   if (!file.has("general.architecture") || file.get_string("general.architecture") != "llama")
     throw std::runtime_error(file.path() + ": not a llama-architecture model (general.architecture = '" +

@@ -20,6 +20,10 @@ struct LlamaConfig {
   float norm_eps = 1e-5f;
   bool tied_embeddings = false;  // the output matrix is the token-embedding matrix
 
+  // A published shape (untied embeddings, D = d / H, default rope and norm constants): the
+  // well-known models that the chapters' formula and memory tables compare with.
+  static LlamaConfig from_shape(int layers, int d_model, int heads, int kv_heads, int d_ff, int vocab, int context);
+
   // Reads and checks every field (positive, divisible where it must be). Throws
   // std::runtime_error naming the key for a missing or inconsistent value.
   static LlamaConfig from_gguf(const gguf::GgufFile& file);

@@ -27,13 +27,12 @@ using namespace infer;
 
 namespace {
 
-std::vector<int32_t> filler(const Tokenizer& tokenizer, std::size_t n) {
-  const std::vector<int32_t> text = tokenizer.encode(
+std::vector<int32_t> filler(const Tokenizer& tokenizer, int64_t n) {
+  return repeated_tokens(
+      tokenizer,
       "Benchmarks measure what the machine does, not what we hope it does; a median of several "
-      "runs keeps one slow run from deciding the answer. ");
-  std::vector<int32_t> out;
-  while (out.size() < n) out.push_back(text[out.size() % text.size()]);
-  return out;
+      "runs keeps one slow run from deciding the answer. ",
+      n);
 }
 
 std::string verdict(bool met) { return met ? "met" : "NOT met"; }

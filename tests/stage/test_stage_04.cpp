@@ -21,24 +21,14 @@
 #include "cached_generate.hpp"
 #include "grouped_kv_cache.hpp"
 #include "simulate.hpp"
+#include "small_workload.hpp"
 #include "test_support.hpp"
 #include "workload.hpp"
 
 using namespace infer;
+using namespace infer::stage;
 
 namespace {
-
-constexpr int kRequests = 8;
-constexpr int kMaxNew = 24;
-constexpr int kSlots = 3;
-
-std::vector<Request> small_workload(const Tokenizer& tokenizer) {
-  WorkloadOptions o;
-  o.requests = kRequests;
-  o.max_tokens = kMaxNew;
-  o.mean_gap = 0;  // all queued at time 0: the scheduler's admissions come from free slots
-  return make_workload(tokenizer, o);
-}
 
 std::vector<int32_t> solo_tokens(LoadedModel& m, const Request& r) {
   GroupedKvCache cache(m.model.config(), static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens, m.model.device());

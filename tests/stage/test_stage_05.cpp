@@ -27,24 +27,14 @@
 #include "paged_kv_cache.hpp"
 #include "paged_scheduler.hpp"
 #include "simulate.hpp"
+#include "small_workload.hpp"
 #include "test_support.hpp"
 #include "workload.hpp"
 
 using namespace infer;
+using namespace infer::stage;
 
 namespace {
-
-constexpr int kRequests = 8;
-constexpr int kMaxNew = 24;
-constexpr int kSlots = 3;
-
-std::vector<Request> small_workload(const Tokenizer& tokenizer) {
-  WorkloadOptions o;
-  o.requests = kRequests;
-  o.max_tokens = kMaxNew;
-  o.mean_gap = 0;
-  return make_workload(tokenizer, o);
-}
 
 void require_same(const std::vector<Request>& got, const std::vector<Request>& want, const std::string& what) {
   REQUIRE(got.size() == want.size());
