@@ -25,6 +25,12 @@ std::size_t KvCache::bytes() const {
   return total;
 }
 
+void KvCache::truncate(int64_t length) {
+  if (length < 0 || length > length_)
+    throw std::out_of_range(fmt::format("KvCache: cannot truncate {} positions to {}", length_, length));
+  length_ = length;
+}
+
 void KvCache::store(const Tensor& k, const Tensor& v, Tensor& key_slots, Tensor& value_slots) {
   // Each key/value head copied once per query head that reads it.
   const int group = n_heads_ / n_kv_heads_;

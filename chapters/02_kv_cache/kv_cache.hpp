@@ -34,7 +34,11 @@ class KvCache : public KvStore {
   int64_t length() const { return length_; }  // positions stored so far
   // Bytes allocated for keys and values: 2 × layers × H × D × 4 bytes per token of capacity.
   std::size_t bytes() const;
-  void clear() { length_ = 0; }
+  // Keeps positions 0 … length-1 and forgets the rest. Nothing is copied or freed: the next
+  // step writes its keys and values over the forgotten slots, and attention only ever reads
+  // positions up to the step's own.
+  void truncate(int64_t length);
+  void clear() { truncate(0); }
 
  protected:
   // stored_heads: key/value heads kept per position — H here; chapter 03's GroupedKvCache

@@ -60,7 +60,10 @@ std::vector<float> Sampler::distribution(std::span<const float> logits) const {
 int32_t Sampler::sample(std::span<const float> logits) {
   if (logits.empty()) throw std::invalid_argument("sample: no logits");
   if (params_.temperature == 0.0f) return argmax(logits);
-  const std::vector<float> p = distribution(logits);
+  return draw(distribution(logits));
+}
+
+int32_t Sampler::draw(std::span<const float> p) {
   // Inverse-CDF draw over the (few) nonzero entries.
   double u = uniform();
   int32_t last_nonzero = 0;

@@ -30,11 +30,14 @@ class Sampler {
   const SamplingParams& params() const { return params_; }
 
   // The probability distribution sample() draws from, after temperature, top-k and top-p
-  // (zeros outside the kept set). For tests and for chapter 07's exact-sampling proof.
+  // (zeros outside the kept set; one-hot on the argmax at temperature 0).
   std::vector<float> distribution(std::span<const float> logits) const;
+  // A token drawn from a distribution p (non-negative, summing to 1): the inverse CDF at one
+  // uniform draw. sample(logits) is draw(distribution(logits)) at temperature > 0.
+  int32_t draw(std::span<const float> p);
+  double uniform();  // the next uniform draw in [0, 1)
 
  private:
-  double uniform();  // in [0, 1)
   SamplingParams params_;
   std::mt19937_64 rng_;
 };

@@ -30,6 +30,8 @@ void reset_op_counters();
 namespace ops {
 
 // y[N, M] = x[N, K] · w[M, K]ᵀ   (a linear layer; w may be f32, or f16/bf16 on CUDA)
+// On the CPU, for N ≤ 16 every row of y has exactly the bits it would have with N = 1, so a
+// token computes the same numbers alone, in a decode batch or in a speculative verification.
 void matmul_t(const Tensor& x, const Tensor& w, Tensor& y);
 
 // out[N, d] = table[ids[i], :]

@@ -62,7 +62,7 @@ TEST_CASE("the allocator counts current and peak bytes", "[tensor]") {
 }
 
 TEST_CASE("matmul_t equals the triple loop, for one row and for many", "[ops]") {
-  for (int64_t n : {1, 5}) {
+  for (int64_t n : {1, 5, 40}) {
     const int64_t k = 37, m = 23;
     Tensor x = random_tensor({n, k}, 1), w = random_tensor({m, k}, 2), y({n, m});
     reset_op_counters();
@@ -79,6 +79,26 @@ TEST_CASE("matmul_t equals the triple loop, for one row and for many", "[ops]") 
   }
   Tensor x({2, 3}), w({4, 5}), y({2, 4});
   REQUIRE_THROWS_WITH(ops::matmul_t(x, w, y), Catch::Contains("inner sizes differ"));
+}
+
+TEST_CASE("a row multiplied beside a few others gets exactly the bits it gets alone", "[ops]") {
+  // Decode batches and speculative verification (n ≤ 16) must compute each token exactly as a
+  // single decode step does, so that batching and verifying change nothing but cost.
+  const int64_t k = 600, m = 19;  // k not a multiple of the 32 lanes: the tail is summed too
+  const Tensor w = random_tensor({m, k}, 7);
+  for (int64_t n = 2; n <= 16; ++n) {
+    const Tensor x = random_tensor({n, k}, static_cast<unsigned>(n));
+    Tensor y({n, m});
+    ops::matmul_t(x, w, y);
+    for (int64_t i = 0; i < n; ++i) {
+      Tensor alone({1, m});
+      ops::matmul_t(x.row(i), w, alone);
+      for (int64_t j = 0; j < m; ++j) {
+        INFO("n = " << n << ", row " << i << ", column " << j);
+        REQUIRE(y.host<float>()[i * m + j] == alone.host<float>()[j]);
+      }
+    }
+  }
 }
 
 TEST_CASE("embedding copies rows and rejects ids outside the vocabulary", "[ops]") {
