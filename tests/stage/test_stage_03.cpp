@@ -18,9 +18,11 @@
 #include "grouped_kv_cache.hpp"
 #include "kv_cache.hpp"
 #include "multi_query.hpp"
+#include "stage_prompts.hpp"
 #include "test_support.hpp"
 
 using namespace infer;
+using infer::stage::kPrompts;
 
 namespace {
 
@@ -33,13 +35,6 @@ bool eval_text_present() {
   return false;
 }
 
-const std::vector<std::string> kPrompts = {
-    "The three most important ideas in computer science are",
-    "Once upon a time, in a small village by the sea,",
-    "To compute the derivative of x squared, we",
-    "The capital of France is Paris. The capital of Germany is",
-    "def fibonacci(n):\n    ",
-};
 
 }  // namespace
 

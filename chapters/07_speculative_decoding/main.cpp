@@ -1,0 +1,180 @@
+// ch07_speculative_decoding — a cheap draft guesses γ tokens, the target checks them in one pass.
+//
+//   ch07_speculative_decoding                       the demo (accepted guesses in green on a
+//                                                   terminal), then every table
+//   ch07_speculative_decoding --draft lookup -p ... one draft, your prompt
+//   ch07_speculative_decoding --no-tables           only the demo
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "analytic.hpp"
+#include "app/run_record.hpp"
+#include "cached_generate.hpp"  // chapter 02: plain decoding, the baseline
+#include "drafts.hpp"
+#include "grouped_kv_cache.hpp"  // chapter 03
+#include "measure/bandwidth.hpp"
+#include "measure/timing.hpp"
+#include "speculative_decode.hpp"
+#include "studies.hpp"
+#include "tensor/ops.hpp"
+
+using namespace infer;
+
+namespace {
+
+struct Options {
+  std::string draft = "q8_0", draft_model, drafts = "int8,int4-g128,nf4,q8_0,q4_1,layers-4,layers-10,layers-20,lookup";
+  std::string gammas = "1,2,3,4,6,8", plot = "ch07_speedup_vs_gamma.svg";
+  int gamma = 4, repeats = 3;
+  bool no_tables = false;
+};
+
+// Streams the text as it is accepted: guesses the target kept in green, the target's own
+// tokens plain (colour only on a terminal).
+class MarkedStreamer {
+ public:
+  MarkedStreamer(const Tokenizer& tokenizer, std::string& text)
+      : tokenizer_(tokenizer), decoder_(tokenizer), text_(text), colour_(isatty(fileno(stdout)) != 0) {}
+  void operator()(const StepRecord& step, TokenSource source) {
+    if (tokenizer_.ends_generation(step.token)) return;
+    const std::string piece = decoder_.push(step.token);
+    text_ += piece;
+    const bool green = colour_ && source == TokenSource::drafted;
+    std::fputs(green ? fmt::format("\033[32m{}\033[0m", piece).c_str() : piece.c_str(), stdout);
+    std::fflush(stdout);
+  }
+  void finish() {
+    const std::string rest = decoder_.flush();
+    text_ += rest;
+    std::fputs((rest + "\n").c_str(), stdout);
+    if (colour_) std::fputs("(\033[32mgreen\033[0m: the draft's guesses the target accepted; plain: the target's own tokens)\n", stdout);
+  }
+
+ private:
+  const Tokenizer& tokenizer_;
+  StreamDecoder decoder_;
+  std::string& text_;
+  bool colour_;
+};
+
+// The demo: one speculative generation, streamed, then the same prompt decoded plainly.
+void run_demo(LoadedModel& m, const CommonOptions& o, const Options& opt, RunRecord& record) {
+  record.prompt_ids = encode_prompt(m, o);
+  const auto capacity = static_cast<int64_t>(record.prompt_ids.size()) + o.n_predict + opt.gamma + 1;
+  std::unique_ptr<Drafter> drafter = spec::make_drafter(opt.draft, m, o, opt.draft_model, capacity);
+
+  GroupedKvCache cache(m.model.config(), capacity, m.model.device());
+  Sampler sampler(o.sampling);
+  MarkedStreamer stream(m.tokenizer, record.text);
+  std::fputs(o.chat ? "" : o.prompt.c_str(), stdout);
+  const SpeculativeOptions options{.gamma = opt.gamma, .n_predict = o.n_predict, .stop_at_end = true, .top_logits = 5};
+  const SpeculativeGeneration gen =
+      generate_speculative(m.model, cache, *drafter, m.tokenizer, record.prompt_ids, sampler, options, std::ref(stream));
+  stream.finish();
+  record.steps = gen.steps;
+
+  // Chapter 03's plain decoding of the same prompt with the same settings.
+  GroupedKvCache plain_cache(m.model.config(), capacity, m.model.device());
+  Sampler plain_sampler(o.sampling);
+  Stopwatch clock;
+  const Generation plain = generate_cached(m.model, m.tokenizer, record.prompt_ids, plain_cache, plain_sampler,
+                                           {.n_predict = o.n_predict, .stop_at_end = true, .top_logits = 5});
+  const double plain_seconds = clock.seconds();
+  RunRecord plain_record = record;
+  plain_record.steps = plain.steps;
+  const RunComparison cmp = compare_runs(record, plain_record);
+  const bool greedy = o.sampling.temperature == 0.0f;
+
+  const SpeculativeStats& s = gen.stats;
+  fmt::print("\n{} tokens with draft \"{}\", γ = {}: {} rounds, {} of {} guesses accepted (α = {:.3f}), {:.2f} tokens "
+             "per target pass; {:.1f} tokens/s against {:.1f} for plain decoding: {:.2f}× (this one run; medians below)\n",
+             gen.steps.size(), drafter->name(), opt.gamma, s.rounds, s.accepted, s.drafted, s.alpha(),
+             s.tokens_per_round(), static_cast<double>(gen.steps.size()) / s.total_seconds,
+             static_cast<double>(plain.steps.size()) / plain_seconds,
+             plain_seconds / s.total_seconds * static_cast<double>(gen.steps.size()) / static_cast<double>(plain.steps.size()));
+  if (greedy)
+    fmt::print("against chapter 03's greedy decoding: {}, largest top-5 logit difference {:g}\n\n",
+               cmp.identical_tokens() ? "identical tokens" : fmt::format("FIRST DIFFERENCE AT STEP {}", cmp.first_divergence + 1),
+               cmp.max_logit_diff);
+  else
+    fmt::print("sampling (temperature {}): the tokens differ from a plain run's, their distribution does not\n\n",
+               o.sampling.temperature);
+  record.figures["demo"] = {{"draft", opt.draft}, {"gamma", opt.gamma}, {"tokens", gen.steps.size()},
+                            {"rounds", s.rounds}, {"drafted", s.drafted}, {"accepted", s.accepted}, {"alpha", s.alpha()},
+                            {"seconds", s.total_seconds}, {"plain_seconds", plain_seconds},
+                            {"prefill_seconds", s.prefill_seconds}, {"draft_seconds", s.draft_seconds},
+                            {"verify_seconds", s.verify_seconds},
+                            {"identical_to_plain", greedy && cmp.identical_tokens()}};
+  if (greedy && !cmp.identical_tokens()) throw std::runtime_error("speculative decoding changed the greedy tokens");
+}
+
+std::vector<int> parse_gammas(const std::string& list) {
+  std::vector<int> out;
+  for (const std::string& g : spec::split_list(list)) {
+    int v = 0;
+    try {
+      v = std::stoi(g);
+    } catch (const std::exception&) {
+      throw UsageError(fmt::format("--gammas: '{}' is not a number", g));
+    }
+    if (v < 1 || v > 8) throw UsageError(fmt::format("--gammas: {} outside 1…8", v));
+    out.push_back(v);
+  }
+  if (out.empty()) throw UsageError("--gammas is empty");
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Chapter 07: speculative decoding — a cheap draft guesses, the target verifies in one pass"};
+  CommonOptions o;
+  o.prompt = "The history of the printing press begins in";
+  o.n_predict = 128;
+  Options opt;
+  add_common_options(app, o);
+  app.add_option("--draft", opt.draft, "the demo's draft: int8, int4-g128, nf4, q8_0, q4_1, layers-K, lookup, target, file")
+      ->capture_default_str();
+  app.add_option("--gamma", opt.gamma, "guesses per round")->check(CLI::Range(1, 8))->capture_default_str();
+  app.add_option("--draft-model", opt.draft_model, "a GGUF with the target's vocabulary, used as draft 'file'");
+  app.add_option("--drafts", opt.drafts, "the drafts the tables measure (comma-separated)")->capture_default_str();
+  app.add_option("--gammas", opt.gammas, "the γ of the sweep (comma-separated, 1…8)")->capture_default_str();
+  app.add_option("--repeats", opt.repeats, "runs per configuration (tables show medians)")
+      ->check(CLI::Range(1, 100))->capture_default_str();
+  app.add_option("--plot", opt.plot, "SVG plot of measured and predicted speed-up against γ")->capture_default_str();
+  app.add_flag("--no-tables", opt.no_tables, "only the demo");
+
+  return run_main(app, argc, argv, [&] {
+    // Every flag is checked before any work.
+    spec::check_draft_name(opt.draft, opt.draft_model);
+    std::vector<std::string> drafts = spec::split_list(opt.drafts);
+    if (!opt.draft_model.empty() && std::find(drafts.begin(), drafts.end(), "file") == drafts.end()) drafts.push_back("file");
+    for (const std::string& d : drafts) spec::check_draft_name(d, opt.draft_model);
+    const std::vector<int> gammas = parse_gammas(opt.gammas);
+    if (opt.no_tables && !o.csv_path.empty()) throw UsageError("--csv needs the tables (drop --no-tables)");
+
+    LoadedModel m = load_model(o);
+    RunRecord record;
+    record.binary = "ch07_speculative_decoding";
+    record.model = o.model_path;
+    record.prompt = o.prompt;
+    run_demo(m, o, opt, record);
+    if (!opt.no_tables) {
+      for (const Table& t : {spec::expected_tokens_table(), spec::analytic_speedup_table({0.1, 0.2})}) {
+        t.print();
+        t.append_csv(o.csv_path);
+      }
+      const BandwidthResult bw = measure_read_bandwidth();
+      fmt::print("measured on {} threads; read bandwidth {:.2f} GB/s\n\n", bw.threads, bw.bytes_per_second / 1e9);
+      record.figures["read_bandwidth"] = bw.bytes_per_second;
+      record.figures["threads"] = bw.threads;
+      spec::SpeculationStudy study(m, o, {drafts, opt.draft_model, opt.gamma, gammas, opt.repeats, opt.plot}, record.figures);
+      study.run();
+    }
+    record.write(o.json_path);
+  });
+}

@@ -1,0 +1,31 @@
+// The drafts chapter 07 measures, made from a name on the command line:
+//   int8, int4-g128, nf4, q8_0, q4_1   the target packed in that format (chapter 06's kernels)
+//   layers-K                           the target's first K layers, then its norm and head
+//   lookup                             prompt lookup (no model)
+//   target                             the target itself (α = 1: the check that nothing is lost)
+//   file                               the GGUF given with --draft-model
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/cli.hpp"
+#include "drafter.hpp"
+
+namespace infer::spec {
+
+// Throws UsageError naming the valid choices for an unknown name.
+void check_draft_name(const std::string& name, const std::string& draft_model_path);
+
+// A drafter for `name`, drawing with the target's sampling settings, with room for `capacity`
+// positions. A quantized draft is packed from the target's weights on the CPU and loaded again
+// from the file and packed on the device otherwise; `file` loads draft_model_path and checks
+// that its vocabulary is the target's.
+std::unique_ptr<Drafter> make_drafter(const std::string& name, LoadedModel& target, const CommonOptions& options,
+                                      const std::string& draft_model_path, int64_t capacity);
+
+std::vector<std::string> split_list(const std::string& comma_separated);
+
+}  // namespace infer::spec

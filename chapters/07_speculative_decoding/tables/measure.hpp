@@ -1,0 +1,52 @@
+// Chapter 07's measurements: what the course's formula needs (α, c, the cost of verifying) and
+// what speculation actually buys, all timed in the same run as plain decoding.
+//
+// Every timing is a median over `repeats` rounds in which the configurations run in turn, so
+// that whatever else the machine does slows them alike.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "app/cli.hpp"
+#include "drafter.hpp"
+#include "measure/table.hpp"
+#include "speculative_decode.hpp"
+
+namespace infer::spec {
+
+// The target's costs at one context length: a decode step, and a verification pass over γ+1
+// positions (all of their logits), for γ = 0 … max_gamma, as multiples of the decode step.
+struct TargetCosts {
+  int64_t context = 0;
+  double decode_seconds = 0;
+  std::vector<double> verify;  // [γ]: verification pass ÷ decode step (verify[0] = 1 by definition)
+  double verify_at(double gamma) const;  // linear between the measured γ
+};
+TargetCosts measure_target_costs(Llama& target, std::span<const int32_t> context, int max_gamma, int repeats);
+
+// Seconds per guess of a drafter continuing `context` with `gamma` guesses (median).
+double measure_draft_seconds(Drafter& drafter, std::span<const int32_t> context, int gamma, int repeats);
+
+// One configuration to time: drafter == nullptr is plain decoding with chapter 03's cache.
+struct Config {
+  Drafter* drafter = nullptr;
+  int gamma = 0;
+  double c = 0;  // the drafter's measured cost per guess ÷ the target's decode step
+};
+struct Timed {
+  double seconds = 0;              // median wall time of the whole generation, prefill included
+  std::vector<int32_t> tokens;     // of the last repeat
+  SpeculativeStats stats;          // of the last repeat (zero for plain decoding)
+  double tokens_per_second() const { return seconds > 0 ? static_cast<double>(tokens.size()) / seconds : 0; }
+};
+std::vector<Timed> time_configs(LoadedModel& m, std::span<const Config> configs, const std::vector<int32_t>& prompt,
+                                int n_predict, const SamplingParams& sampling, int repeats, const std::string& label);
+
+// The speed-up the formula predicts for a run with these statistics: E(α, γ̄) / (γ̄·c + v(γ̄)),
+// with γ̄ the guesses per round actually made (γ, except where a drafter had fewer to offer).
+double predicted_for(const SpeculativeStats& stats, double c, const TargetCosts& costs);
+
+}  // namespace infer::spec

@@ -1,0 +1,230 @@
+#include "studies.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "analytic.hpp"
+#include "drafts.hpp"
+#include "measure/svg_plot.hpp"
+#include "measure/timing.hpp"
+#include "model_drafter.hpp"
+#include "packed_kernels.hpp"  // chapter 06: the format names
+
+namespace infer::spec {
+
+namespace {
+
+std::string times(double x) { return fmt::format("{:.2f}×", x); }
+std::string verdict(double speedup) { return speedup < 1.0 ? "SLOWER" : "faster"; }
+
+// "✓" when a greedy run gave the plain run's tokens, "—" when sampling (tokens may differ).
+std::string same_tokens(const Timed& run, const Timed& plain, bool greedy) {
+  if (!greedy) return "—";
+  return run.tokens == plain.tokens ? "✓" : "✗ DIFFERENT";
+}
+
+}  // namespace
+
+std::vector<TextKind> text_kinds(const LoadedModel& m) {
+  auto chat = [&](const std::string& question) {
+    return m.tokenizer.encode(m.tokenizer.apply_chat_template({{"user", question}}));
+  };
+  return {
+      {"chat answer", chat("Explain in a few sentences why the sky is blue.")},
+      {"code", m.tokenizer.encode("def merge_sort(values):\n    \"\"\"Sort a list of numbers and return it.\"\"\"\n")},
+      {"repeats its prompt",
+       chat("Copy this text exactly: The old lighthouse keeper climbed the hundred steps every evening, lit the great "
+            "lamp, and watched the ships pass safely by the rocks until morning.")},
+  };
+}
+
+SpeculationStudy::SpeculationStudy(LoadedModel& m, const CommonOptions& o, StudyOptions s, nlohmann::json& figures)
+    : m_(m), o_(o), s_(std::move(s)), figures_(figures), prompt_(encode_prompt(m, o)) {}
+
+void SpeculationStudy::run() {
+  const int max_gamma = std::max(s_.gamma, *std::max_element(s_.gammas.begin(), s_.gammas.end()));
+  std::size_t longest = prompt_.size();
+  for (const TextKind& t : text_kinds(m_)) longest = std::max(longest, t.prompt.size());
+  const auto capacity = static_cast<int64_t>(longest) + o_.n_predict + max_gamma + 1;
+
+  // Costs at the middle of a generation: the prompt's text repeated to prompt + n/2 tokens.
+  const std::vector<int32_t> context =
+      repeated_tokens(m_.tokenizer, o_.prompt, static_cast<int64_t>(prompt_.size()) + o_.n_predict / 2);
+  costs_ = measure_target_costs(m_.model, context, max_gamma, std::max(7, s_.repeats));
+  for (const std::string& name : s_.drafts) {
+    fmt::print(stderr, "preparing draft {} ...\n", name);
+    MeasuredDraft d{name, make_drafter(name, m_, o_, s_.draft_model, capacity)};
+    d.c = measure_draft_seconds(*d.drafter, context, s_.gamma, std::max(5, s_.repeats)) / costs_.decode_seconds;
+    if (const auto* md = dynamic_cast<const ModelDrafter*>(d.drafter.get()))
+      d.bytes_per_guess = static_cast<double>(md->model().weights().bytes_per_token());
+    drafts_.push_back(std::move(d));
+  }
+  verify_cost_table();
+  per_draft_table();
+  gamma_sweep();
+  texts_table();
+}
+
+void SpeculationStudy::verify_cost_table() {
+  Table t(fmt::format("What verifying costs: one target pass over γ+1 positions (all their logits) against one decode "
+                      "step, at context {}, median of {}", costs_.context, std::max(7, s_.repeats)),
+          {"γ", "positions in the pass", "pass time", "÷ decode step", "per position"});
+  for (std::size_t g = 0; g < costs_.verify.size(); ++g) {
+    const double v = costs_.verify[g];
+    t.add_row({std::to_string(g), std::to_string(g + 1), format_seconds(v * costs_.decode_seconds), times(v),
+               times(v / static_cast<double>(g + 1))});
+    figures_["verify_cost"].push_back({{"gamma", g}, {"ratio_to_decode_step", v}});
+  }
+  t.add_note("γ = 0 is a plain decode step. The course assumes verification costs one pass (1.00×): a decode step "
+             "is bound by reading the weights, and γ+1 rows reuse each weight while it is in the cache (the small-"
+             "batch kernel in lib/tensor/ops_cpu.cpp), so extra positions cost only their arithmetic.");
+  t.print();
+  t.append_csv(o_.csv_path);
+}
+
+void SpeculationStudy::per_draft_table() {
+  std::vector<Config> configs = {{nullptr, 0, 0}};
+  for (const MeasuredDraft& d : drafts_) configs.push_back({d.drafter.get(), s_.gamma, d.c});
+  const std::vector<Timed> runs =
+      time_configs(m_, configs, prompt_, o_.n_predict, o_.sampling, s_.repeats, "drafts");
+  const bool greedy = o_.sampling.temperature == 0.0f;
+  std::vector<std::string> headers = {"draft", "MB / guess", "c", "α"};
+  for (int i = 1; i <= s_.gamma; ++i) headers.push_back(fmt::format("α at {}", i));
+  for (const char* h : {"tokens / pass", "tokens/s", "speed-up", "predicted", "measured ÷ predicted",
+                        "tokens = plain", "verdict"})
+    headers.emplace_back(h);
+  Table t(fmt::format("Each draft at γ = {}: {} tokens after the {}-token prompt, median of {} runs", s_.gamma,
+                      o_.n_predict, prompt_.size(), s_.repeats),
+          headers);
+  const Timed& plain = runs[0];
+  std::vector<std::string> plain_row = {"none: plain decoding (chapter 03)", "", "", ""};
+  plain_row.resize(headers.size());
+  plain_row[headers.size() - 5] = fmt::format("{:.1f}", plain.tokens_per_second());
+  plain_row[headers.size() - 4] = "1.00×";
+  t.add_row(plain_row);
+  for (std::size_t i = 0; i < drafts_.size(); ++i) {
+    MeasuredDraft& d = drafts_[i];
+    const Timed& r = runs[i + 1];
+    d.speedup = plain.seconds / r.seconds;
+    const double predicted = predicted_for(r.stats, d.c, costs_);
+    std::vector<std::string> row = {d.drafter->name(), fmt::format("{:.1f}", d.bytes_per_guess / 1e6),
+                                    fmt::format("{:.3f}", d.c), fmt::format("{:.3f}", r.stats.alpha())};
+    for (int p = 0; p < s_.gamma; ++p) row.push_back(fmt::format("{:.2f}", r.stats.alpha_at(static_cast<std::size_t>(p))));
+    for (const std::string& cell :
+         {fmt::format("{:.2f}", r.stats.tokens_per_round()), fmt::format("{:.1f}", r.tokens_per_second()),
+          times(d.speedup), times(predicted), fmt::format("{:.2f}", d.speedup / predicted), same_tokens(r, plain, greedy),
+          verdict(d.speedup)})
+      row.push_back(cell);
+    t.add_row(row);
+    figures_["drafts"].push_back({{"draft", d.flag}, {"name", d.drafter->name()}, {"bytes_per_guess", d.bytes_per_guess},
+                                  {"c", d.c}, {"alpha", r.stats.alpha()}, {"tokens_per_pass", r.stats.tokens_per_round()},
+                                  {"tokens_per_second", r.tokens_per_second()}, {"speedup", d.speedup},
+                                  {"predicted_speedup", predicted}, {"identical_to_plain", r.tokens == plain.tokens}});
+  }
+  figures_["plain_tokens_per_second"] = plain.tokens_per_second();
+  t.add_note(fmt::format("c: a guess's time ÷ a target decode step ({}), both measured at context {}. α: the share of "
+                         "checked guesses accepted; \"α at i\": of guess i, when guesses 1 … i-1 were accepted.",
+                         format_seconds(costs_.decode_seconds), costs_.context));
+  t.add_note("predicted: E(α, γ̄) / (γ̄·c + v(γ̄)) with this run's α, the draft's c and the measured verification "
+             "cost v; γ̄ = guesses per round (prompt lookup guesses only when it finds a match).");
+  t.print();
+  t.append_csv(o_.csv_path);
+}
+
+std::vector<MeasuredDraft*> SpeculationStudy::swept_drafts() {
+  // The fastest quantized draft and the fastest layer-skip draft (at γ of the per-draft table),
+  // then prompt lookup and a draft file as they are. The target as its own draft is a check
+  // (α = 1), not a candidate.
+  MeasuredDraft *quantized = nullptr, *layers = nullptr;
+  std::vector<MeasuredDraft*> out;
+  for (MeasuredDraft& d : drafts_) {
+    if (d.flag == "target") continue;
+    const bool is_layers = d.flag.rfind("layers-", 0) == 0;
+    if (!is_layers && !quant::parse_format_flag(d.flag)) {
+      out.push_back(&d);
+      continue;
+    }
+    MeasuredDraft*& best = is_layers ? layers : quantized;
+    if (best == nullptr || d.speedup > best->speedup) best = &d;
+  }
+  if (layers != nullptr) out.insert(out.begin(), layers);
+  if (quantized != nullptr) out.insert(out.begin(), quantized);
+  return out;
+}
+
+void SpeculationStudy::gamma_sweep() {
+  const std::vector<MeasuredDraft*> swept = swept_drafts();
+  std::vector<Config> configs = {{nullptr, 0, 0}};
+  for (MeasuredDraft* d : swept)
+    for (int g : s_.gammas) configs.push_back({d->drafter.get(), g, d->c});
+  const std::vector<Timed> runs = time_configs(m_, configs, prompt_, o_.n_predict, o_.sampling, s_.repeats, "γ sweep");
+  const Timed& plain = runs[0];
+  Table t(fmt::format("γ sweep: the best draft of each kind, {} tokens, median of {} runs (plain decoding: {:.1f} tokens/s)",
+                      o_.n_predict, s_.repeats, plain.tokens_per_second()),
+          {"draft", "γ", "guesses / round", "α", "tokens / pass", "tokens/s", "speed-up", "predicted",
+           "measured ÷ predicted", "verdict"});
+  LinePlot plot("Speculative decoding: speed-up over plain decoding", "γ (guesses per round)", "speed-up (×)");
+  std::size_t k = 1;
+  for (MeasuredDraft* d : swept) {
+    std::vector<double> xs, measured, predicted;
+    double best = 0;
+    for (int g : s_.gammas) {
+      const Timed& r = runs[k++];
+      const double s = plain.seconds / r.seconds, p = predicted_for(r.stats, d->c, costs_);
+      xs.push_back(g);
+      measured.push_back(s);
+      predicted.push_back(p);
+      if (s > best) best = s, d->best_gamma = g;
+      t.add_row({d->drafter->name(), std::to_string(g),
+                 fmt::format("{:.2f}", static_cast<double>(r.stats.drafted) / std::max<int64_t>(1, r.stats.rounds)),
+                 fmt::format("{:.3f}", r.stats.alpha()), fmt::format("{:.2f}", r.stats.tokens_per_round()),
+                 fmt::format("{:.1f}", r.tokens_per_second()), times(s), times(p), fmt::format("{:.2f}", s / p), verdict(s)});
+      figures_["gamma_sweep"].push_back({{"draft", d->flag}, {"gamma", g}, {"alpha", r.stats.alpha()},
+                                         {"tokens_per_pass", r.stats.tokens_per_round()},
+                                         {"tokens_per_second", r.tokens_per_second()}, {"speedup", s},
+                                         {"predicted_speedup", p}});
+    }
+    plot.add_series(d->drafter->name() + ": measured", xs, measured);
+    plot.add_series(d->drafter->name() + ": predicted", xs, predicted);
+  }
+  plot.add_series("plain decoding", {static_cast<double>(s_.gammas.front()), static_cast<double>(s_.gammas.back())},
+                  {1.0, 1.0});
+  t.add_note("A longer guess pays only while α is high: guess i is reached with probability α^(i-1), but every "
+             "guess costs c whether it is reached or not.");
+  t.print();
+  t.append_csv(o_.csv_path);
+  if (!s_.plot_path.empty()) {
+    plot.write(s_.plot_path);
+    fmt::print("plot: {}\n\n", s_.plot_path);
+  }
+}
+
+void SpeculationStudy::texts_table() {
+  const std::vector<MeasuredDraft*> swept = swept_drafts();
+  Table t(fmt::format("α by kind of text: {} tokens each, every draft at its best γ from the sweep", o_.n_predict),
+          {"text", "draft", "γ", "α", "tokens / pass", "tokens/s", "speed-up", "verdict"});
+  for (const TextKind& text : text_kinds(m_)) {
+    std::vector<Config> configs = {{nullptr, 0, 0}};
+    for (MeasuredDraft* d : swept) configs.push_back({d->drafter.get(), std::max(1, d->best_gamma), d->c});
+    const std::vector<Timed> runs =
+        time_configs(m_, configs, text.prompt, o_.n_predict, o_.sampling, s_.repeats, text.name);
+    t.add_row({text.name, "none: plain decoding", "", "", "", fmt::format("{:.1f}", runs[0].tokens_per_second()), "1.00×", ""});
+    for (std::size_t i = 0; i < swept.size(); ++i) {
+      const Timed& r = runs[i + 1];
+      const double s = runs[0].seconds / r.seconds;
+      t.add_row({"", swept[i]->drafter->name(), std::to_string(configs[i + 1].gamma), fmt::format("{:.3f}", r.stats.alpha()),
+                 fmt::format("{:.2f}", r.stats.tokens_per_round()), fmt::format("{:.1f}", r.tokens_per_second()), times(s),
+                 verdict(s)});
+      figures_["texts"].push_back({{"text", text.name}, {"draft", swept[i]->flag}, {"gamma", configs[i + 1].gamma},
+                                   {"alpha", r.stats.alpha()}, {"speedup", s}});
+    }
+  }
+  t.add_note("The same drafts, other traffic: α — and with it the speed-up — is a property of the text as much as "
+             "of the draft. Prompt lookup costs nothing when it has no match and wins where the answer quotes the prompt.");
+  t.print();
+  t.append_csv(o_.csv_path);
+}
+
+}  // namespace infer::spec
