@@ -1,11 +1,11 @@
 // Grades exercise 01 against the library's attention (tensor/ops.hpp).
 #include <cmath>
-#include <random>
 
 #include <catch2/catch.hpp>
 
 #include "attention_exercise.hpp"
 #include "tensor/ops.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 
@@ -18,17 +18,10 @@ std::vector<float> library_attention(const std::vector<float>& q, const std::vec
   return out.to_vector();
 }
 
-std::vector<float> random_values(std::size_t n, float scale, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> x(n);
-  for (float& e : x) e = d(rng);
-  return x;
-}
-
 void check(int T, int D, float scale, unsigned seed) {
   const std::size_t n = static_cast<std::size_t>(T * D);
-  const auto q = random_values(n, scale, seed), k = random_values(n, scale, seed + 1), v = random_values(n, 1.0f, seed + 2);
+  const auto q = exercise::random_normal(n, scale, seed), k = exercise::random_normal(n, scale, seed + 1),
+             v = exercise::random_normal(n, 1.0f, seed + 2);
   const auto got = exercise::causal_attention_one_head(q, k, v, T, D);
   const auto want = library_attention(q, k, v, T, D);
   REQUIRE(got.size() == want.size());
