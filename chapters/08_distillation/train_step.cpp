@@ -1,0 +1,41 @@
+#include "train_step.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace infer::train {
+
+Batch make_batch(const TeacherLabels& t, std::span<const int64_t> windows) {
+  Batch b;
+  b.B = static_cast<int>(windows.size()), b.S = t.window, b.k = t.k;
+  for (int64_t w : windows) {
+    if (w < 0 || w >= t.windows())
+      throw std::invalid_argument(fmt::format("make_batch: window {} outside 0…{}", w, t.windows() - 1));
+    const std::size_t first = static_cast<std::size_t>(w * t.window), S = static_cast<std::size_t>(t.window),
+                      k = static_cast<std::size_t>(t.k);
+    b.tokens.insert(b.tokens.end(), t.tokens.begin() + first, t.tokens.begin() + first + S);
+    b.labels.insert(b.labels.end(), t.tokens.begin() + first + 1, t.tokens.begin() + first + S);
+    b.labels.push_back(-1);  // the window's last token has no next token inside the window
+    b.teacher_ids.insert(b.teacher_ids.end(), t.ids.begin() + first * k, t.ids.begin() + (first + S) * k);
+    b.teacher_logits.insert(b.teacher_logits.end(), t.logits.begin() + first * k, t.logits.begin() + (first + S) * k);
+  }
+  return b;
+}
+
+StepResult train_step(Student<float>& s, AdamW& optimizer, const Batch& batch, const StepOptions& o, int step) {
+  StepResult r;
+  s.zero_grad();
+  const float* logits = s.forward(batch.tokens, batch.B, batch.S);
+  std::vector<float> d_logits(static_cast<std::size_t>(batch.B) * static_cast<std::size_t>(batch.S) *
+                              static_cast<std::size_t>(s.config().vocab_size));
+  const SoftTargets soft = batch.soft();
+  r.loss = distillation_loss(logits, batch.B * batch.S, s.config().vocab_size, batch.labels, &soft, o.loss, d_logits.data());
+  s.backward(d_logits.data());
+  r.grad_norm = clip_grad_norm(s.grads, o.clip_norm);
+  r.lr = o.schedule.at(step);
+  optimizer.step(s.params, s.grads, r.lr);
+  return r;
+}
+
+}  // namespace infer::train

@@ -1,0 +1,42 @@
+// One step of training: a batch of the teacher file's windows → loss → gradients → clipped
+// AdamW update. The loop around it (epochs, evaluation, logging) is the chapter binary's.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "adamw.hpp"
+#include "distill_loss.hpp"
+#include "student.hpp"
+#include "teacher_labels.hpp"
+
+namespace infer::train {
+
+// B windows of S = labels.window tokens, rows in window order.
+struct Batch {
+  int B = 0, S = 0, k = 0;
+  std::vector<int32_t> tokens;          // [B·S]
+  std::vector<int32_t> labels;          // [B·S] the next token; −1 at a window's last position
+  std::vector<int32_t> teacher_ids;     // [B·S, k]
+  std::vector<float> teacher_logits;    // [B·S, k]
+  SoftTargets soft() const { return {k, teacher_ids, teacher_logits}; }
+};
+
+// The windows numbered `windows` (0 … labels.windows()−1) of the teacher file.
+Batch make_batch(const TeacherLabels& labels, std::span<const int64_t> windows);
+
+struct StepOptions {
+  LossOptions loss;
+  LrSchedule schedule;
+  double clip_norm = 1.0;
+};
+
+struct StepResult {
+  double loss = 0, grad_norm = 0, lr = 0;
+};
+
+// zero_grad, forward, loss, backward, clip, AdamW at the schedule's rate for `step`.
+StepResult train_step(Student<float>& student, AdamW& optimizer, const Batch& batch, const StepOptions& options, int step);
+
+}  // namespace infer::train

@@ -1,0 +1,199 @@
+// What chapter 08 writes and reads: the student as a GGUF file that lib's loader reads back
+// with identical weights and logits, the training forward agreeing with lib's forward, and the
+// offline teacher file with its checksum.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <numeric>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "grouped_kv_cache.hpp"
+#include "gguf/gguf_file.hpp"
+#include "student.hpp"
+#include "student_gguf.hpp"
+#include "teacher_labels.hpp"
+#include "test_support.hpp"
+#include "tiny_model.hpp"
+
+using namespace infer;
+using namespace infer::train;
+using infer::test::TestRng;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A file in the temporary directory (stem_PID.ext), removed when the test ends.
+struct TempFile {
+  std::string path;
+  TempFile(const std::string& stem, const std::string& ext)
+      : path((fs::temp_directory_path() / (stem + "_" + std::to_string(::getpid()) + ext)).string()) {}
+  ~TempFile() { std::error_code ec; fs::remove(path, ec); }
+};
+
+// lib's forward: logits of every token of one sequence from position 0.
+std::vector<float> lib_logits(Llama& model, const std::vector<int32_t>& tokens) {
+  GroupedKvCache cache(model.config(), static_cast<int64_t>(tokens.size()));
+  return model.forward(tokens, 0, cache, /*all_logits=*/true).to_vector();
+}
+
+std::vector<float> student_logits(Student<float>& s, const std::vector<int32_t>& tokens) {
+  const float* p = s.forward(tokens, 1, static_cast<int>(tokens.size()));
+  return {p, p + tokens.size() * static_cast<std::size_t>(s.config().vocab_size)};
+}
+
+// max |a − b| / max |b|
+double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::abs(static_cast<double>(a[i]) - b[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(b[i])));
+  }
+  return diff / scale;
+}
+
+Llama load_llama(const gguf::GgufFile& file) {
+  const LlamaConfig c = LlamaConfig::from_gguf(file);
+  return Llama(c, load_weights(file, c, {}), Device::cpu());
+}
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+}  // namespace
+
+TEST_CASE("the training forward computes lib's forward (tiny model)", "[training]") {
+  Student<float> s = Student<float>::random(infer::test::tiny_llama(3), 3, 0.5);
+  Llama llama = to_llama(s);
+  const std::vector<int32_t> tokens = TestRng(4).tokens(12, s.config().vocab_size);
+  const double diff = relative_difference(student_logits(s, tokens), lib_logits(llama, tokens));
+  std::printf("tiny model: training forward vs lib forward, relative difference %.2e\n", diff);
+  CHECK(diff < 1e-5);
+}
+
+TEST_CASE("a student GGUF reloads with identical weights and logits (tiny model)", "[training]") {
+  LlamaConfig c = infer::test::tiny_llama(2);
+  c.tied_embeddings = GENERATE(true, false);  // untied: output.weight is written and read too
+  Student<float> s = Student<float>::random(c, 5, 0.5);
+  TempFile file("ch08_tiny_student", ".gguf");
+  write_student_gguf(file.path, s);
+  const gguf::GgufFile reread = gguf::GgufFile::open(file.path);
+  CHECK(reread.get_uint("llama.block_count") == 2);
+  CHECK((reread.find_tensor("output.weight") == nullptr) == c.tied_embeddings);
+  Llama loaded = load_llama(reread);
+  const std::vector<int> all = {0, 1};
+  Student<float> back = Student<float>::from_teacher(loaded, all);
+  CHECK(back.params == s.params);
+  CHECK(back.embedding() == s.embedding());
+  CHECK(back.output_weights() == s.output_weights());
+  const std::vector<int32_t> tokens = TestRng(6).tokens(10, s.config().vocab_size);
+  CHECK(student_logits(back, tokens) == student_logits(s, tokens));  // bit for bit
+  Llama original = to_llama(s);
+  CHECK(lib_logits(loaded, tokens) == lib_logits(original, tokens));
+}
+
+TEST_CASE("the full-depth student copied from the teacher gives the teacher's logits", "[training][model]") {
+  REQUIRE_MODEL(m);
+  std::vector<int> all(static_cast<std::size_t>(m->model.config().n_layers));
+  std::iota(all.begin(), all.end(), 0);
+  Student<float> s = Student<float>::from_teacher(m->model, all);
+  const std::vector<int32_t> tokens = m->tokenizer.encode("She poured the milk into the");
+  const double diff = relative_difference(student_logits(s, tokens), lib_logits(m->model, tokens));
+  std::printf("SmolLM2 30 layers: training forward vs lib forward, relative difference %.2e\n", diff);
+  CHECK(diff < 1e-4);
+}
+
+TEST_CASE("a depth-pruned student of the real model is a GGUF file that load_model reads", "[training][model]") {
+  REQUIRE_MODEL(m);
+  const std::vector<int> keep = {0, 14, 29};
+  Student<float> s = Student<float>::from_teacher(m->model, keep);
+  TempFile file("ch08_pruned_student", ".gguf");
+  write_student_gguf(file.path, s, m->file.metadata());
+  CommonOptions options;
+  options.model_path = file.path;
+  options.threads = 2;
+  LoadedModel reloaded = load_model(options);
+  CHECK(reloaded.model.config().n_layers == 3);
+  CHECK(reloaded.file.get_string("tokenizer.chat_template") == m->file.get_string("tokenizer.chat_template"));
+  const std::vector<int32_t> tokens = reloaded.tokenizer.encode("She poured the milk into the");
+  CHECK(tokens == m->tokenizer.encode("She poured the milk into the"));
+  const std::vector<int> all = {0, 1, 2};
+  Student<float> back = Student<float>::from_teacher(reloaded.model, all);
+  CHECK(back.params == s.params);
+  CHECK(student_logits(back, tokens) == student_logits(s, tokens));  // bit for bit
+  CHECK(relative_difference(lib_logits(reloaded.model, tokens), student_logits(s, tokens)) < 1e-5);
+}
+
+TEST_CASE("the teacher file keeps the top k and the log-sum-exp and reads back exactly", "[training]") {
+  const LlamaConfig c = infer::test::tiny_llama(2);
+  Llama teacher = to_llama(Student<float>::random(c, 8, 0.5));
+  const std::vector<int32_t> tokens = TestRng(9).tokens(20, c.vocab_size);  // 2 windows of 8, 4 dropped
+  const TeacherLabels t = teacher_pass(teacher, tokens, 8, 5);
+  REQUIRE(t.size() == 16);
+  CHECK(t.windows() == 2);
+  // position 3 of window 1 against the teacher's own logits
+  GroupedKvCache cache(c, 8);
+  const std::vector<float> z = teacher.forward(std::span(tokens).subspan(8, 8), 0, cache, true).to_vector();
+  const float* row = z.data() + 3 * c.vocab_size;
+  std::vector<float> sorted(row, row + c.vocab_size);
+  std::sort(sorted.rbegin(), sorted.rend());
+  double sum = 0;
+  for (float x : sorted) sum += std::exp(x);
+  CHECK(t.lse[11] == Approx(std::log(sum)).epsilon(1e-6));
+  for (int j = 0; j < 5; ++j) {
+    CHECK(t.logits[static_cast<std::size_t>(11 * 5 + j)] == sorted[static_cast<std::size_t>(j)]);
+    CHECK(row[t.ids[static_cast<std::size_t>(11 * 5 + j)]] == sorted[static_cast<std::size_t>(j)]);
+  }
+  CHECK(t.kept_mass(11) < 1.0);
+  CHECK(teacher_pass(teacher, tokens, 8, c.vocab_size).kept_mass(11) == Approx(1.0).epsilon(1e-6));
+
+  TempFile file("ch08_teacher", ".bin");
+  t.save(file.path);
+  const TeacherLabels back = TeacherLabels::load(file.path);
+  CHECK(back.k == 5);
+  CHECK(back.window == 8);
+  CHECK(back.tokens == t.tokens);
+  CHECK(back.lse == t.lse);
+  CHECK(back.ids == t.ids);
+  CHECK(back.logits == t.logits);
+}
+
+TEST_CASE("the teacher file rejects a truncated or altered copy with a clear error", "[training]") {
+  const LlamaConfig c = infer::test::tiny_llama(1);
+  Llama teacher = to_llama(Student<float>::random(c, 10, 0.5));
+  const TeacherLabels t = teacher_pass(teacher, TestRng(11).tokens(16, c.vocab_size), 8, 4);
+  TempFile good("ch08_teacher_good", ".bin"), bad("ch08_teacher_bad", ".bin");
+  t.save(good.path);
+  const std::vector<uint8_t> bytes = read_bytes(good.path);
+
+  std::vector<uint8_t> truncated(bytes.begin(), bytes.end() - 100);
+  write_bytes(bad.path, truncated);
+  CHECK_THROWS_WITH(TeacherLabels::load(bad.path), Catch::Contains("truncated") && Catch::Contains(bad.path));
+
+  write_bytes(bad.path, std::vector<uint8_t>(bytes.begin(), bytes.begin() + 20));
+  CHECK_THROWS_WITH(TeacherLabels::load(bad.path), Catch::Contains("truncated"));
+
+  std::vector<uint8_t> altered = bytes;
+  altered[bytes.size() / 2] ^= 0x01;  // one bit of one stored logit
+  write_bytes(bad.path, altered);
+  CHECK_THROWS_WITH(TeacherLabels::load(bad.path), Catch::Contains("checksum mismatch"));
+
+  std::vector<uint8_t> not_ours = bytes;
+  not_ours[0] = 'X';
+  write_bytes(bad.path, not_ours);
+  CHECK_THROWS_WITH(TeacherLabels::load(bad.path), Catch::Contains("bad magic"));
+
+  CHECK_THROWS_WITH(TeacherLabels::load(good.path + ".missing"), Catch::Contains("cannot open"));
+  CHECK_NOTHROW(TeacherLabels::load(good.path));
+}
