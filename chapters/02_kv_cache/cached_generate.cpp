@@ -6,6 +6,7 @@
 
 namespace infer {
 
+// BEGIN the change: prefill once, then decode one token at a time
 Generation generate_cached(Llama& model, const Tokenizer& tokenizer, const std::vector<int32_t>& prompt,
                            KvStore& cache, Sampler& sampler, const GenerateOptions& options,
                            const std::function<void(const StepRecord&)>& on_token) {
@@ -30,5 +31,6 @@ Generation generate_cached(Llama& model, const Tokenizer& tokenizer, const std::
   }
   return gen;
 }
+// END the change
 
 }  // namespace infer

@@ -27,7 +27,7 @@ using namespace infer;
 namespace {
 
 struct Options {
-  std::string draft = "q8_0", draft_model, drafts = "int8,int4-g128,nf4,q8_0,q4_1,layers-4,layers-10,layers-20,lookup";
+  std::string draft = "int8", draft_model, drafts = "int8,int4-g128,nf4,q8_0,q4_1,layers-10,layers-20,lookup";
   std::string gammas = "1,2,3,4,6,8", plot = "ch07_speedup_vs_gamma.svg";
   int gamma = 4, repeats = 3;
   bool no_tables = false;
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Chapter 07: speculative decoding — a cheap draft guesses, the target verifies in one pass"};
   CommonOptions o;
   o.prompt = "The history of the printing press begins in";
-  o.n_predict = 128;
+  o.n_predict = 64;
   Options opt;
   add_common_options(app, o);
   app.add_option("--draft", opt.draft, "the demo's draft: int8, int4-g128, nf4, q8_0, q4_1, layers-K, lookup, target, file")
