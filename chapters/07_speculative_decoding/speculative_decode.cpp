@@ -90,6 +90,7 @@ SpeculativeGeneration generate_speculative(Llama& target, KvCache& cache, Drafte
     cache.truncate(static_cast<int64_t>(seq.size()) - 1);
 
     ++stats.rounds;
+    stats.guessing_rounds += draft.tokens.empty() ? 0 : 1;
     stats.drafted += static_cast<int64_t>(draft.tokens.size());
     stats.accepted += r.accepted;
     for (int i = 0; i < static_cast<int>(draft.tokens.size()) && i <= r.accepted; ++i) {

@@ -64,6 +64,7 @@ struct SpeculativeOptions {
 // Counters of a run, for α (acceptance rate) and where the time went.
 struct SpeculativeStats {
   int64_t rounds = 0;
+  int64_t guessing_rounds = 0;        // rounds in which the drafter had any guess
   int64_t drafted = 0;                // guesses proposed
   int64_t accepted = 0;               // guesses kept
   int64_t round_tokens = 0;           // tokens the rounds produced (kept guesses + target's own)

@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "analytic.hpp"
+#include "measure.hpp"
 #include "prompt_lookup.hpp"
 #include "speculative_decode.hpp"
 
@@ -151,4 +153,26 @@ TEST_CASE("prompt lookup proposes what followed the most recent earlier match", 
   CHECK(lookup.propose(std::vector<int32_t>{1, 2, 3, 4}, 3).tokens.empty());
   // The most recent match wins: "3" was followed by 4 and later by 9.
   CHECK(lookup.propose(std::vector<int32_t>{3, 4, 3, 9, 3}, 1).tokens == std::vector<int32_t>{9});
+}
+
+TEST_CASE("the predicted speed-up reduces to the course's formula when every round guesses", "[speculative]") {
+  spec::TargetCosts costs;
+  costs.verify = {1.0, 1.1, 1.2, 1.3, 1.4};
+  SpeculativeStats s;
+  s.rounds = s.guessing_rounds = 10;
+  s.drafted = 40;  // γ = 4 every round
+  s.checked_at = {10, 8, 6, 5};
+  s.accepted_at = {8, 6, 5, 4};
+  s.accepted = 23;
+  const double alpha = 23.0 / 29.0;
+  CHECK(s.alpha() == Approx(alpha));
+  CHECK(spec::predicted_for(s, 0.25, costs) == Approx(spec::expected_tokens(alpha, 4) / (4 * 0.25 + 1.4)));
+  // Half the rounds without a guess: they are plain decode steps, 1 token for 1 step.
+  s.rounds = 20;
+  const double e = spec::expected_tokens(alpha, 4);
+  CHECK(spec::predicted_for(s, 0.25, costs) == Approx((0.5 + 0.5 * e) / (0.5 + 0.5 * (4 * 0.25 + 1.4))));
+  // The course's own cases.
+  CHECK(spec::predicted_speedup(0.9, 8, 0.1) == Approx(3.40).margin(0.005));
+  CHECK(spec::predicted_speedup(0.3, 8, 0.1) == Approx(0.79).margin(0.005));
+  CHECK(spec::expected_tokens(0.3, 4) == Approx(1.43).margin(0.005));
 }

@@ -77,9 +77,12 @@ std::vector<Timed> time_configs(LoadedModel& m, std::span<const Config> configs,
 }
 
 double predicted_for(const SpeculativeStats& stats, double c, const TargetCosts& costs) {
-  if (stats.rounds == 0) return 1.0;
-  const double gamma = static_cast<double>(stats.drafted) / static_cast<double>(stats.rounds);
-  return predicted_speedup(stats.alpha(), gamma, c, costs.verify_at(gamma));
+  if (stats.guessing_rounds == 0) return 1.0;
+  const double f = static_cast<double>(stats.guessing_rounds) / static_cast<double>(stats.rounds);
+  const double gamma = static_cast<double>(stats.drafted) / static_cast<double>(stats.guessing_rounds);
+  const double tokens = (1 - f) + f * expected_tokens(stats.alpha(), gamma);
+  const double cost = (1 - f) + f * (gamma * c + costs.verify_at(gamma));
+  return tokens / cost;
 }
 
 }  // namespace infer::spec

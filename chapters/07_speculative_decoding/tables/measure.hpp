@@ -46,7 +46,9 @@ std::vector<Timed> time_configs(LoadedModel& m, std::span<const Config> configs,
                                 int n_predict, const SamplingParams& sampling, int repeats, const std::string& label);
 
 // The speed-up the formula predicts for a run with these statistics: E(α, γ̄) / (γ̄·c + v(γ̄)),
-// with γ̄ the guesses per round actually made (γ, except where a drafter had fewer to offer).
+// with γ̄ the guesses per guessing round. A drafter that sometimes has no guess (prompt lookup
+// without a match) runs a fraction 1 − f of its rounds as plain decode steps (1 token, cost 1):
+//   S = [(1 − f) + f·E(α, γ̄)] / [(1 − f) + f·(γ̄·c + v(γ̄))],   which is the formula when f = 1.
 double predicted_for(const SpeculativeStats& stats, double c, const TargetCosts& costs);
 
 }  // namespace infer::spec

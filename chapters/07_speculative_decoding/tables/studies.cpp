@@ -128,7 +128,8 @@ void SpeculationStudy::per_draft_table() {
                          "checked guesses accepted; \"α at i\": of guess i, when guesses 1 … i-1 were accepted.",
                          format_seconds(costs_.decode_seconds), costs_.context));
   t.add_note("predicted: E(α, γ̄) / (γ̄·c + v(γ̄)) with this run's α, the draft's c and the measured verification "
-             "cost v; γ̄ = guesses per round (prompt lookup guesses only when it finds a match).");
+             "cost v; γ̄ = guesses per round. Prompt lookup guesses only when it finds a match: its rounds without "
+             "one count as plain decode steps (measure.hpp).");
   t.print();
   t.append_csv(o_.csv_path);
 }
@@ -178,7 +179,7 @@ void SpeculationStudy::gamma_sweep() {
       predicted.push_back(p);
       if (s > best) best = s, d->best_gamma = g;
       t.add_row({d->drafter->name(), std::to_string(g),
-                 fmt::format("{:.2f}", static_cast<double>(r.stats.drafted) / std::max<int64_t>(1, r.stats.rounds)),
+                 fmt::format("{:.2f}", static_cast<double>(r.stats.drafted) / static_cast<double>(std::max<int64_t>(1, r.stats.rounds))),
                  fmt::format("{:.3f}", r.stats.alpha()), fmt::format("{:.2f}", r.stats.tokens_per_round()),
                  fmt::format("{:.1f}", r.tokens_per_second()), times(s), times(p), fmt::format("{:.2f}", s / p), verdict(s)});
       figures_["gamma_sweep"].push_back({{"draft", d->flag}, {"gamma", g}, {"alpha", r.stats.alpha()},
