@@ -70,11 +70,16 @@ TEST_CASE("greedy speculative decoding gives chapter 03's tokens and logits, for
   drafts["target itself"] = std::make_unique<ModelDrafter>("target", first_layers(t, t.config().n_layers), kCapacity, SamplingParams{});
   drafts["always wrong"] = std::make_unique<AlwaysWrong>(t);
 
-  for (const std::string& prompt_text : kPrompts) {
+  // The two checks of the rule's extremes run the whole target as a draft, γ steps a round, so
+  // they take two prompts at γ = 3; the real drafts take every prompt and γ.
+  const auto is_extreme = [](const std::string& name) { return name == "always wrong" || name == "target itself"; };
+  for (std::size_t p = 0; p < kPrompts.size(); ++p) {
+    const std::string& prompt_text = kPrompts[p];
     const std::vector<int32_t> prompt = m->tokenizer.encode(prompt_text);
     const Generation plain = plain_greedy(*m, prompt);
     for (auto& [name, drafter] : drafts)
       for (int gamma : {1, 3, 5}) {
+        if (is_extreme(name) && (gamma != 3 || p >= 2)) continue;
         INFO("prompt: " << prompt_text << "; draft: " << name << "; γ = " << gamma);
         GroupedKvCache cache(t.config(), kCapacity);
         const SpeculativeGeneration spec = speculative_greedy(*m, *drafter, prompt, gamma, cache);
