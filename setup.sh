@@ -26,6 +26,7 @@ packages=(
   libopenblas-openmp-dev           # OpenBLAS sharing our OpenMP threads
   catch2 libcli11-dev libpcre2-dev nlohmann-json3-dev libfmt-dev
   libhwy-dev                       # Highway SIMD: chapter 06's packed kernels
+  libssl-dev                       # OpenSSL: the sha256 of the model file in run records
   sword-text-web diatheke          # the evaluation text (data/fetch_eval_text.sh)
 )
 missing=()

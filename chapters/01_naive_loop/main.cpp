@@ -109,20 +109,22 @@ int main(int argc, char** argv) {
   int repeats = 3;
   add_common_options(app, o);
   app.add_flag("--sweep", sweep, "time one step for sequence lengths 16 … 512 and fit the growth exponent");
-  app.add_option("--repeats", repeats, "repeats per timing (the median is reported)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--repeats", repeats, "--sweep: repeats per timing (the median is reported)")
+      ->check(whole_number(1))->capture_default_str();
 
   return run_main(app, argc, argv, [&] {
+    if (sweep)
+      refuse_flags(app, "--sweep", {"--prompt", "--n-predict", "--chat", "--seed", "--temp", "--top-k", "--top-p"});
+    else
+      refuse_flags(app, "the demo (without --sweep)", {"--repeats"});
     LoadedModel m = load_model(o);
-    RunRecord record;
-    record.binary = "ch01_naive_loop";
-    record.model = o.model_path;
-    record.prompt = o.prompt;
     if (sweep) {
+      RunRecord record = new_record("ch01_naive_loop", o, "tables");
       run_sweep(m, o, repeats, record.figures);
-      record.write(o.json_path);
+      save_record(record, o, &m.tokenizer);
       return;
     }
+    RunRecord record = new_record("ch01_naive_loop", o);
     record.prompt_ids = encode_prompt(m, o);
     Sampler sampler(o.sampling);
     TextStreamer stream(m.tokenizer, record.text);
@@ -134,6 +136,6 @@ int main(int argc, char** argv) {
     stream.finish();
     record.steps = gen.steps;
     print_steps(gen, o, record.figures);
-    record.write(o.json_path);
+    save_record(record, o, &m.tokenizer);
   });
 }

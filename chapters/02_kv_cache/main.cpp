@@ -3,7 +3,8 @@
 //   ch02_kv_cache                          the demo (chapter 01's prompt, 32 tokens), then the tables
 //   ch02_kv_cache -p "..." -n 64 --chat    your prompt, in the chat template
 //   ch02_kv_cache --skip-tables --json b.json   just generate (compare with stage_diff)
-//   ch02_kv_cache --csv t.csv --plot p.svg      tables as CSV, the prefill/decode plot elsewhere
+//   ch02_kv_cache --csv t.csv --plot p.svg      tables as CSV, the plot elsewhere (default: here,
+//                                               ch02_prefill_vs_decode.svg)
 //
 // The tables, in the order printed:
 //   f  the demo run: time to first token and tokens/s, beside chapter 01's loop on the same generation
@@ -340,23 +341,18 @@ int main(int argc, char** argv) {
   o.n_predict = 32;
   bool skip_tables = false;
   int repeats = 5;
-  std::string plot_path = (std::filesystem::path(INFER_DATA_DIR).parent_path() / "docs" / "ch02_prefill_vs_decode.svg").string();
+  std::string plot_path = "ch02_prefill_vs_decode.svg";  // in the working directory, never over docs/
   add_common_options(app, o);
   app.add_flag("--skip-tables", skip_tables, "only generate (no comparison with chapter 01, no sweeps)");
   app.add_option("--repeats", repeats, "timed repeats per measurement (the median is reported)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(whole_number(1))->capture_default_str();
   app.add_option("--plot", plot_path, "SVG file for the prefill-vs-decode plot (empty: none)")->capture_default_str();
 
   return run_main(app, argc, argv, [&] {
-    if (!skip_tables && !plot_path.empty()) {
-      const std::filesystem::path parent = std::filesystem::absolute(plot_path).parent_path();
-      if (!std::filesystem::is_directory(parent)) throw UsageError("--plot: directory " + parent.string() + " does not exist");
-    }
+    if (skip_tables) refuse_flags(app, "--skip-tables", {"--csv", "--plot", "--repeats"});
+    if (!skip_tables) check_output_path(plot_path, "--plot");
     LoadedModel m = load_model(o);
-    RunRecord record;
-    record.binary = "ch02_kv_cache";
-    record.model = o.model_path;
-    record.prompt = o.prompt;
+    RunRecord record = new_record("ch02_kv_cache", o);
     record.prompt_ids = encode_prompt(m, o);
     const Device dev = m.model.device();
     const GenerateOptions gen_options{.n_predict = o.n_predict, .stop_at_end = true, .top_logits = 5};
@@ -379,7 +375,7 @@ int main(int argc, char** argv) {
     }
     record.steps = cached.gen.steps;
     if (skip_tables) {
-      record.write(o.json_path);
+      save_record(record, o, &m.tokenizer);
       return;
     }
 
@@ -403,6 +399,6 @@ int main(int argc, char** argv) {
     macs_table(cx);
     prefill_decode_tables(cx, plot_path);
     cache_bytes_table(cx);
-    record.write(o.json_path);
+    save_record(record, o, &m.tokenizer);
   });
 }

@@ -257,25 +257,23 @@ int main(int argc, char** argv) {
   bool no_eval = false;
   add_common_options(app, o);
   app.add_option("--eval-tokens", eval_tokens, "tokens of held-out text for the multi-query experiment")
-      ->check(CLI::Range(int64_t{2}, int64_t{1} << 30))->capture_default_str();
+      ->check(whole_number(2, int64_t{1} << 30))->capture_default_str();
   app.add_option("--window", window, "tokens per evaluation window (each starts with an empty cache)")
-      ->check(CLI::Range(int64_t{2}, int64_t{1} << 30))->capture_default_str();
+      ->check(whole_number(2, int64_t{1} << 30))->capture_default_str();
   app.add_option("--user-tokens", user_tokens, "context of one user in the capacity table")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(whole_number(1, int64_t{1} << 40))->capture_default_str();
   app.add_flag("--no-eval", no_eval, "skip the multi-query experiment (needs data/fetch_eval_text.sh)");
 
   return run_main(app, argc, argv, [&] {
+    if (no_eval) refuse_flags(app, "--no-eval", {"--eval-tokens", "--window"});
     LoadedModel m = load_model(o);
     if (window > m.model.config().context_length)
       throw UsageError(fmt::format("--window {} exceeds the context length {}", window, m.model.config().context_length));
-    RunRecord record;
-    record.binary = "ch03_gqa";
-    record.model = o.model_path;
-    record.prompt = o.prompt;
+    RunRecord record = new_record("ch03_gqa", o);
     run_demo(m, o, record);
     print_cache_table(m.model.config(), o, record.figures);
     if (!no_eval) run_multi_query(m, o, eval_tokens, window, record.figures);
     print_shape_tables(m.model.config(), o, user_tokens, record.figures);
-    record.write(o.json_path);
+    save_record(record, o, &m.tokenizer);
   });
 }

@@ -5,7 +5,7 @@
 //   ch04_batching --requests 16            a smaller workload (the real runs dominate the time)
 //   ch04_batching --gap-steps 0            every request arrives at time 0 (one burst)
 //   ch04_batching --skip-real              the workload only simulated, from the measured sweep
-//   ch04_batching --csv t.csv --json r.json --plot p.svg
+//   ch04_batching --csv t.csv --json r.json --plot p.svg   (default plot: ./ch04_throughput_vs_latency.svg)
 //
 // The tables, in the order printed:
 //   1  the batch sweep: B sequences, each with a 64-token cache, decode one token together
@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -391,32 +390,27 @@ int main(int argc, char** argv) {
   CLI::App app{"Chapter 04: batching — the batch-size knee, static vs continuous batching, the latency/throughput model"};
   CommonOptions o;
   Settings s;
-  s.plot_path = (std::filesystem::path(INFER_DATA_DIR).parent_path() / "docs" / "ch04_throughput_vs_latency.svg").string();
-  add_common_options(app, o);
+  s.plot_path = "ch04_throughput_vs_latency.svg";  // in the working directory, never over docs/
+  add_common_options(app, o, PromptFlags::absent);  // the workload brings its own prompts
   app.add_option("--slots", s.slots, "batch slots for the workload (static batch size, continuous slots)")
-      ->check(CLI::Range(1, 64))->capture_default_str();
+      ->check(whole_number(1, 64))->capture_default_str();
   app.add_option("--requests", s.requests, "requests in the workload (the real runs take most of the time)")
-      ->check(CLI::Range(1, 4096))->capture_default_str();
+      ->check(whole_number(1, 4096))->capture_default_str();
   app.add_option("--gap-steps", s.gap_steps, "mean gap between arrivals, in full-batch decode steps (0: all at time 0)")
-      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
+      ->check(real_number(0.0, 1e6))->capture_default_str();
   app.add_option("--cached", s.cached, "cache length of every sequence in the batch sweep")
-      ->check(CLI::Range(int64_t{1}, int64_t{4096}))->capture_default_str();
+      ->check(whole_number(1, 4096))->capture_default_str();
   app.add_option("--repeats", s.repeats, "timed repeats per measurement (the median is reported)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(whole_number(1))->capture_default_str();
   app.add_flag("--skip-real", s.skip_real, "simulate the workload only (no real runs)");
   app.add_option("--plot", s.plot_path, "SVG file for the throughput-vs-latency plot (empty: none)")->capture_default_str();
 
   return run_main(app, argc, argv, [&] {
-    if (!s.plot_path.empty()) {
-      const std::filesystem::path parent = std::filesystem::absolute(s.plot_path).parent_path();
-      if (!std::filesystem::is_directory(parent)) throw UsageError("--plot: directory " + parent.string() + " does not exist");
-    }
+    check_output_path(s.plot_path, "--plot");
     LoadedModel m = load_model(o);
     if (s.cached + 1 > m.model.config().context_length)
       throw UsageError(fmt::format("--cached {} leaves no room in the context of {}", s.cached, m.model.config().context_length));
-    RunRecord record;
-    record.binary = "ch04_batching";
-    record.model = o.model_path;
+    RunRecord record = new_record("ch04_batching", o, "tables");
 
     const BandwidthResult bw = measure_read_bandwidth();
     const double peak = measure_peak_flops(s.repeats);
@@ -431,6 +425,6 @@ int main(int argc, char** argv) {
     workload_tables(cx, sweep);
     worked_example(cx);
     write_plot(cx, sweep, model);
-    record.write(o.json_path);
+    save_record(record, o, nullptr);
   });
 }

@@ -265,6 +265,12 @@ Budget fixed_budget(const Context& cx, const std::vector<Request>& requests) {
   if (b.contiguous_fit < 1)
     throw UsageError(fmt::format("--budget-mib {:g}: {} does not hold one sequence of {} positions ({})", cx.s.budget_mib,
                                  format_bytes(b.bytes), b.positions, format_bytes(b.per_sequence)));
+  // The paged run must fit the same sequence in whole blocks.
+  const auto block = static_cast<std::size_t>(cx.s.block_size);
+  const double in_blocks = static_cast<double>((b.positions + block - 1) / block * block * cx.bytes_per_token);
+  if (in_blocks > b.bytes)
+    throw UsageError(fmt::format("--block-size {}: one sequence of {} positions takes {} in such blocks, more than table 2's "
+                                 "budget of {}", cx.s.block_size, b.positions, format_bytes(in_blocks), format_bytes(b.bytes)));
   return b;
 }
 
@@ -593,37 +599,35 @@ int main(int argc, char** argv) {
   CLI::App app{"Chapter 05: paged KV blocks — block tables, prefix sharing, copy-on-write, admission by free blocks"};
   CommonOptions o;
   Settings s;
-  add_common_options(app, o);
+  add_common_options(app, o, PromptFlags::absent);  // the workload brings its own prompts
   app.add_option("--requests", s.requests, "requests of chapter 04's workload in tables 1, 2 and 5 (64: all of it)")
-      ->check(CLI::Range(1, 4096))->capture_default_str();
+      ->check(whole_number(1, 4096))->capture_default_str();
   app.add_option("--slots", s.slots, "batch slots of the contiguous runs (and sequences in the timed step)")
-      ->check(CLI::Range(1, 64))->capture_default_str();
-  app.add_option("--block-size", s.block_size, "positions per block in tables 2, 3 and 4")->capture_default_str();
+      ->check(whole_number(1, 64))->capture_default_str();
+  app.add_option("--block-size", s.block_size, "positions per block in tables 2, 3 and 4")
+      ->check(whole_number(1, 8192))->capture_default_str();
   app.add_option("--max-len", s.max_len, "the server's cap on new tokens, which a contiguous cache reserves")
-      ->check(CLI::Range(1, 8192))->capture_default_str();
+      ->check(whole_number(1, 8192))->capture_default_str();
   app.add_option("--budget-mib", s.budget_mib, "table 2's K/V budget in MiB (0: what --slots contiguous reservations need)")
-      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
+      ->check(real_number(0.0, 1e6))->capture_default_str();
   app.add_option("--system-tokens", s.system_tokens, "length of table 3's shared system prompt")
-      ->check(CLI::Range(1, 4096))->capture_default_str();
+      ->check(whole_number(1, 4096))->capture_default_str();
   app.add_option("--prefix-requests", s.prefix_requests, "requests sharing the system prompt")
-      ->check(CLI::Range(1, 1024))->capture_default_str();
-  app.add_option("--prefix-new", s.prefix_new, "new tokens per request in table 3")->check(CLI::Range(1, 1024))->capture_default_str();
-  app.add_option("--samples", s.samples, "samples of one prompt in table 4")->check(CLI::Range(1, 64))->capture_default_str();
-  app.add_option("--sample-tokens", s.sample_tokens, "new tokens per sample")->check(CLI::Range(1, 1024))->capture_default_str();
-  app.add_option("--sample-temp", s.sample_temp, "sampling temperature in table 4")->check(CLI::Range(0.0, 10.0))->capture_default_str();
+      ->check(whole_number(1, 1024))->capture_default_str();
+  app.add_option("--prefix-new", s.prefix_new, "new tokens per request in table 3")->check(whole_number(1, 1024))->capture_default_str();
+  app.add_option("--samples", s.samples, "samples of one prompt in table 4")->check(whole_number(1, 64))->capture_default_str();
+  app.add_option("--sample-tokens", s.sample_tokens, "new tokens per sample")->check(whole_number(1, 1024))->capture_default_str();
+  app.add_option("--sample-temp", s.sample_temp, "sampling temperature in table 4")->check(real_number(0.0, 10.0))->capture_default_str();
   app.add_option("--cached", s.cached, "cache length of each sequence in table 5's timed step")
-      ->check(CLI::Range(int64_t{1}, int64_t{4096}))->capture_default_str();
+      ->check(whole_number(1, 4096))->capture_default_str();
   app.add_option("--repeats", s.repeats, "timed repeats per step time (the median is reported)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(whole_number(1))->capture_default_str();
 
   return run_main(app, argc, argv, [&] {
-    if (s.block_size < 1) throw UsageError(fmt::format("--block-size {}: a block holds at least 1 position", s.block_size));
     LoadedModel m = load_model(o);
     const LlamaConfig& c = m.model.config();
     if (s.cached + 1 > c.context_length) throw UsageError(fmt::format("--cached {} leaves no room in the context of {}", s.cached, c.context_length));
-    RunRecord record;
-    record.binary = "ch05_paged_blocks";
-    record.model = o.model_path;
+    RunRecord record = new_record("ch05_paged_blocks", o, "tables");
     const BandwidthResult bw = measure_read_bandwidth();
     const Context cx{m, o, s, record.figures,
                      fmt::format("{} threads, read bandwidth {:.1f} GB/s", num_threads(), bw.bytes_per_second / 1e9),
@@ -641,6 +645,6 @@ int main(int argc, char** argv) {
     prefix_table(cx);
     samples_table(cx);
     block_size_table(cx, runs);
-    record.write(o.json_path);
+    save_record(record, o, nullptr);
   });
 }

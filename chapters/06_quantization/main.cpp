@@ -11,7 +11,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -375,10 +377,10 @@ void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions
 // --quant: every matrix packed, the text generated with chapter 02's loop and chapter 03's
 // cache, streamed as it comes.
 void generate_quantized(LoadedModel& m, const CommonOptions& o, PackedFormat format, RunRecord& record) {
+  record.prompt_ids = encode_prompt(m, o);  // first: a prompt that does not fit is refused before the packing
   const QuantizedModel info = quantize_for_kernels(m.model, format);
   fmt::print(stderr, "packed every matrix as {} ({:.3f} bits/weight): the weights now take {}, in {:.1f} s\n", info.scheme,
              info.bits_per_weight(), format_bytes(static_cast<double>(m.model.weights().bytes_held())), info.seconds);
-  record.prompt_ids = encode_prompt(m, o);
   GroupedKvCache cache(m.model.config(), static_cast<int64_t>(record.prompt_ids.size()) + o.n_predict, m.model.device());
   Sampler sampler(o.sampling);
   TextStreamer stream(m.tokenizer, record.text);
@@ -435,6 +437,12 @@ void memory_tables(const CommonOptions& o, nlohmann::json& figures) {
 
 }  // namespace
 
+// The flags each mode leaves unused, refused when given (refuse_flags).
+const std::initializer_list<std::string_view> kGenerationFlags = {"--prompt", "--n-predict", "--chat", "--seed",
+                                                                  "--temp", "--top-k", "--top-p"};
+const std::initializer_list<std::string_view> kQualityFlags = {"--eval-tokens", "--window", "--agree-tokens",
+                                                               "--answer-tokens", "--no-quality"};
+
 int main(int argc, char** argv) {
   CLI::App app{"Chapter 06: weight quantization schemes and what they cost in quality"};
   CommonOptions o;
@@ -442,69 +450,71 @@ int main(int argc, char** argv) {
   bool no_quality = false;
   add_common_options(app, o);
   app.add_option("--eval-tokens", q.eval_tokens, "tokens of held-out text for perplexity")
-      ->check(CLI::Range(int64_t{2}, int64_t{1} << 30))->capture_default_str();
+      ->check(whole_number(2, int64_t{1} << 30))->capture_default_str();
   app.add_option("--window", q.window, "tokens per perplexity window (each starts with an empty cache)")
-      ->check(CLI::Range(int64_t{2}, int64_t{1} << 30))->capture_default_str();
+      ->check(whole_number(2, int64_t{1} << 30))->capture_default_str();
   app.add_option("--agree-tokens", q.agree_tokens, "greedy tokens per agreement prompt (3 prompts)")
-      ->check(CLI::Range(1, 1024))->capture_default_str();
+      ->check(whole_number(1, 1024))->capture_default_str();
   app.add_option("--answer-tokens", q.answer_tokens, "greedy tokens per battery answer")
-      ->check(CLI::Range(1, 1024))->capture_default_str();
+      ->check(whole_number(1, 1024))->capture_default_str();
   app.add_flag("--no-quality", no_quality, "skip the quality table (no evaluation text needed)");
   std::string quant;
   bool speed = false;
   SpeedOptions speed_options;
   auto* quant_opt = app.add_option("--quant", quant, "part 2: pack every matrix in SCHEME (int8, int4-g128, nf4, q8_0, q4_1) "
                                                      "and generate through the kernels (-p, -n, --chat, sampling)");
-  app.add_flag("--speed", speed, "part 2: the speed table of the kernels (decode and prefill, fp32 and every scheme)")
-      ->excludes(quant_opt);
+  auto* speed_opt = app.add_flag("--speed", speed, "part 2: the speed table of the kernels (decode and prefill, fp32 and every scheme)")
+                        ->excludes(quant_opt);
   app.add_option("--rounds", speed_options.rounds, "--speed: rounds of timing (each model timed once per round)")
-      ->check(CLI::Range(1, 1000))->capture_default_str();
+      ->check(whole_number(1, 1000))->capture_default_str();
   bool memory = false;
   app.add_flag("--memory", memory, "part 2: what fits — weights, context and users for 7B/13B/70B on 8/16/24 GB "
                                    "cards, and for this model in this machine's RAM (no model run)")
-      ->excludes(quant_opt);
+      ->excludes(quant_opt)->excludes(speed_opt);
 
   return run_main(app, argc, argv, [&] {
     if (memory) {
-      RunRecord record;
-      record.binary = "ch06_quantization";
-      record.model = o.model_path;
+      refuse_flags(app, "--memory", kGenerationFlags);
+      refuse_flags(app, "--memory", kQualityFlags);
+      refuse_flags(app, "--memory", {"--rounds", "--threads", "--device"});
+      check_common_options(o);
+      RunRecord record = new_record("ch06_quantization", o, "tables");
       memory_tables(o, record.figures);
-      record.write(o.json_path);
+      save_record(record, o, nullptr);
       return;
     }
     if (!quant.empty()) {
+      refuse_flags(app, "--quant", kQualityFlags);
+      refuse_flags(app, "--quant", {"--rounds"});
       const std::optional<PackedFormat> format = parse_format_flag(quant);
       if (!format) throw UsageError(fmt::format("--quant: unknown scheme '{}' (int8, int4-g128, nf4, q8_0, q4_1)", quant));
       if (o.prompt.empty()) o.prompt = "The three most important ideas in computer science are";
       LoadedModel m = load_model(o);
-      RunRecord record;
-      record.binary = "ch06_quantization";
-      record.model = o.model_path;
-      record.prompt = o.prompt;
+      RunRecord record = new_record("ch06_quantization", o);
       generate_quantized(m, o, *format, record);
-      record.write(o.json_path);
+      save_record(record, o, &m.tokenizer);
       return;
     }
     if (speed) {
+      refuse_flags(app, "--speed", kGenerationFlags);
+      refuse_flags(app, "--speed", kQualityFlags);
       LoadedModel m = load_model(o);
-      RunRecord record;
-      record.binary = "ch06_quantization";
-      record.model = o.model_path;
+      RunRecord record = new_record("ch06_quantization", o, "tables");
       speed_tables(m, o, speed_options, record.figures);
-      record.write(o.json_path);
+      save_record(record, o, nullptr);
       return;
     }
+    refuse_flags(app, "the tables (without --quant)", kGenerationFlags);
+    refuse_flags(app, "the tables (without --speed)", {"--rounds"});
+    if (no_quality) refuse_flags(app, "--no-quality", {"--eval-tokens", "--window", "--agree-tokens", "--answer-tokens"});
     LoadedModel m = load_model(o);
     if (q.window > m.model.config().context_length)
       throw UsageError(fmt::format("--window {} exceeds the context length {}", q.window, m.model.config().context_length));
-    RunRecord record;
-    record.binary = "ch06_quantization";
-    record.model = o.model_path;
+    RunRecord record = new_record("ch06_quantization", o, "tables");
     record.prompt = kOutlierPrompt;
     weight_error_tables(m.model, o, record.figures);
     activation_tables(m.model, m.tokenizer, o, record.figures);
     if (!no_quality) quality_tables(m, o, q, record.figures);
-    record.write(o.json_path);
+    save_record(record, o, nullptr);
   });
 }

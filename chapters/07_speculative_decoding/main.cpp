@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -139,29 +140,32 @@ int main(int argc, char** argv) {
   add_common_options(app, o);
   app.add_option("--draft", opt.draft, "the demo's draft: int8, int4-g128, nf4, q8_0, q4_1, layers-K, lookup, target, file")
       ->capture_default_str();
-  app.add_option("--gamma", opt.gamma, "guesses per round")->check(CLI::Range(1, 8))->capture_default_str();
-  app.add_option("--draft-model", opt.draft_model, "a GGUF with the target's vocabulary, used as draft 'file'");
+  app.add_option("--gamma", opt.gamma, "guesses per round")->check(whole_number(1, 8))->capture_default_str();
+  app.add_option("--draft-model", opt.draft_model,
+                 "a GGUF with the target's vocabulary: draft 'file' (the demo's draft unless --draft says otherwise)");
   app.add_option("--drafts", opt.drafts, "the drafts the tables measure (comma-separated)")->capture_default_str();
   app.add_option("--gammas", opt.gammas, "the γ of the sweep (comma-separated, 1…8)")->capture_default_str();
   app.add_option("--repeats", opt.repeats, "runs per configuration (tables show medians)")
-      ->check(CLI::Range(1, 100))->capture_default_str();
+      ->check(whole_number(1, 100))->capture_default_str();
   app.add_option("--plot", opt.plot, "SVG plot of measured and predicted speed-up against γ")->capture_default_str();
   app.add_flag("--no-tables", opt.no_tables, "only the demo");
 
   return run_main(app, argc, argv, [&] {
     // Every flag is checked before any work.
+    if (!opt.draft_model.empty()) {
+      if (!std::filesystem::exists(opt.draft_model)) throw UsageError("--draft-model " + opt.draft_model + ": no such file");
+      if (app.count("--draft") == 0) opt.draft = "file";  // the demo uses the model given
+    }
     spec::check_draft_name(opt.draft, opt.draft_model);
     std::vector<std::string> drafts = spec::split_list(opt.drafts);
     if (!opt.draft_model.empty() && std::find(drafts.begin(), drafts.end(), "file") == drafts.end()) drafts.push_back("file");
     for (const std::string& d : drafts) spec::check_draft_name(d, opt.draft_model);
     const std::vector<int> gammas = parse_gammas(opt.gammas);
-    if (opt.no_tables && !o.csv_path.empty()) throw UsageError("--csv needs the tables (drop --no-tables)");
+    if (opt.no_tables) refuse_flags(app, "--no-tables", {"--csv", "--drafts", "--gammas", "--repeats", "--plot"});
+    if (!opt.no_tables) check_output_path(opt.plot, "--plot");
 
     LoadedModel m = load_model(o);
-    RunRecord record;
-    record.binary = "ch07_speculative_decoding";
-    record.model = o.model_path;
-    record.prompt = o.prompt;
+    RunRecord record = new_record("ch07_speculative_decoding", o);
     run_demo(m, o, opt, record);
     if (!opt.no_tables) {
       for (const Table& t : {spec::expected_tokens_table(), spec::analytic_speedup_table({0.1, 0.2})}) {
@@ -175,6 +179,6 @@ int main(int argc, char** argv) {
       spec::SpeculationStudy study(m, o, {drafts, opt.draft_model, opt.gamma, gammas, opt.repeats, opt.plot}, record.figures);
       study.run();
     }
-    record.write(o.json_path);
+    save_record(record, o, &m.tokenizer);
   });
 }

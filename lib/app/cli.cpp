@@ -2,49 +2,74 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <limits>
+#include <random>
+#include <thread>
 
 #include <fmt/format.h>
 
+#include "app/sha256.hpp"
 #include "measure/table.hpp"
 #include "measure/timing.hpp"
 #include "tensor/ops.hpp"
 
 namespace infer {
 
-void add_common_options(CLI::App& app, CommonOptions& o) {
+void add_common_options(CLI::App& app, CommonOptions& o, PromptFlags prompt) {
   app.add_option("-m,--model", o.model_path, "GGUF model file (Llama architecture)")->capture_default_str();
-  app.add_option("-p,--prompt", o.prompt, "prompt text")->capture_default_str();
-  app.add_option("-n,--n-predict", o.n_predict, "number of tokens to generate")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--seed", o.sampling.seed, "random seed for sampling")->capture_default_str();
+  if (prompt == PromptFlags::offered) {
+    app.add_option("-p,--prompt", o.prompt, "prompt text")->capture_default_str();
+    app.add_option("-n,--n-predict", o.n_predict, "number of tokens to generate")
+        ->check(whole_number(1))->capture_default_str();
+  }
+  app.add_option_function<int64_t>(
+         "--seed",
+         [&o](int64_t seed) {
+           if (seed == -1) {
+             seed = std::random_device{}();  // 32 bits, like llama.cpp's: short to type again
+             fmt::print(stderr, "seed: {} (drawn at random; --seed {} repeats this run)\n", seed, seed);
+           }
+           o.sampling.seed = static_cast<uint64_t>(seed);
+         },
+         "random seed for sampling (-1: a random seed, printed)")
+      ->check(whole_number(-1, std::numeric_limits<int64_t>::max()))->default_str(std::to_string(o.sampling.seed));
   app.add_option("--temp", o.sampling.temperature, "sampling temperature (0 = greedy)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(real_number(0, std::numeric_limits<double>::infinity()))->capture_default_str();
   app.add_option("--top-k", o.sampling.top_k, "keep the k most likely tokens (0 = all)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--top-p", o.sampling.top_p, "keep the smallest set with this probability")
-      ->check(CLI::Range(0.0f, 1.0f))->capture_default_str();
-  app.add_option("-t,--threads", o.threads, "CPU threads (0 = all cores)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_flag("--chat", o.chat, "wrap the prompt in the model's chat template");
+      ->check(whole_number(0))->capture_default_str();
+  app.add_option("--top-p", o.sampling.top_p, "keep the smallest set of tokens with this probability (1 = all)")
+      ->check(real_number(0, 1, /*min_exclusive=*/true))->capture_default_str();
+  app.add_option("-t,--threads", o.threads, "CPU threads (0 = all cores)")->check(whole_number(0))->capture_default_str();
+  if (prompt == PromptFlags::offered) app.add_flag("--chat", o.chat, "wrap the prompt in the model's chat template");
   app.add_option("--device", o.device, "cpu or cuda[:N]")->capture_default_str();
   app.add_option("--json", o.json_path, "write a machine-readable record of the run to FILE");
   app.add_option("--csv", o.csv_path, "write the printed tables as CSV to FILE");
 }
 
-LoadedModel load_model(const CommonOptions& o, DType weight_dtype) {
-  set_num_threads(o.threads);
-  Device device;
+void check_common_options(const CommonOptions& o) {
+  const auto cores = static_cast<int>(std::thread::hardware_concurrency());
+  if (cores > 0 && o.threads > cores)
+    fmt::print(stderr, "warning: -t {} asks for more threads than the {} cores here; the run will be slower, not faster\n",
+               o.threads, cores);
   try {
-    device = Device::parse(o.device);
+    (void)Device::parse(o.device);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  require_device(device);
   if (!std::filesystem::exists(o.model_path)) {
     if (o.model_path == INFER_DEFAULT_MODEL)
       throw UsageError("model file " + o.model_path + " not found: run data/fetch_model.sh first");
     throw UsageError("model file " + o.model_path + " not found");
   }
+  check_output_path(o.json_path, "--json");
+  check_output_path(o.csv_path, "--csv");
+}
+
+LoadedModel load_model(const CommonOptions& o, DType weight_dtype) {
+  check_common_options(o);
+  set_num_threads(o.threads);
+  const Device device = Device::parse(o.device);
+  require_device(device);
   Stopwatch clock;
   gguf::GgufFile file = gguf::GgufFile::open(o.model_path);
   Tokenizer tokenizer = Tokenizer::from_gguf(file);
@@ -78,23 +103,25 @@ std::vector<int32_t> encode_prompt(const LoadedModel& m, const CommonOptions& o)
   return ids;
 }
 
-int run_main(CLI::App& app, int argc, char** argv, const std::function<void()>& body) {
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // CLI11 prints the help (exit 0) or the error; any parse error is bad usage: exit 2.
-    return app.exit(e) == 0 ? 0 : 2;
+RunRecord new_record(const std::string& binary, const CommonOptions& o, const std::string& kind) {
+  RunRecord r;
+  r.binary = binary;
+  r.kind = kind;
+  r.model = o.model_path;
+  if (!o.json_path.empty()) r.model_sha256 = sha256_file(o.model_path);
+  r.settings = {o.sampling.temperature, o.sampling.top_k, o.sampling.top_p, o.sampling.seed,
+                o.chat, o.n_predict, Device::parse(o.device).name()};
+  if (kind == "generation") r.prompt = o.prompt;
+  return r;
+}
+
+void save_record(RunRecord& record, const CommonOptions& o, const Tokenizer* tokenizer) {
+  if (o.json_path.empty()) return;
+  if (tokenizer != nullptr) {
+    record.step_texts.clear();
+    for (const StepRecord& step : record.steps) record.step_texts.push_back(tokenizer->decode({step.token}));
   }
-  try {
-    body();
-    return 0;
-  } catch (const UsageError& e) {
-    fmt::print(stderr, "{}: error: {}\n", app.get_name(), e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "{}: error: {}\n", app.get_name(), e.what());
-    return 1;
-  }
+  record.write(o.json_path);
 }
 
 }  // namespace infer

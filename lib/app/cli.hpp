@@ -1,5 +1,6 @@
 // What every chapter binary shares: the common flags (DESIGN.md, after llama.cpp's habits),
-// loading the model and tokenizer, and turning errors into one line and an exit status.
+// checking them before any work, loading the model and tokenizer, and the run record.
+// flags.hpp has the pieces that need no model: validators, run_main and its exit statuses.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/flags.hpp"
+#include "app/run_record.hpp"
 #include "gguf/gguf_file.hpp"
 #include "model/llama.hpp"
 #include "sampling/sampler.hpp"
@@ -30,8 +33,19 @@ struct CommonOptions {
   std::string csv_path;
 };
 
-// Adds -m, -p, -n, --seed, --temp, --top-k, --top-p, -t, --chat, --device, --json, --csv.
-void add_common_options(CLI::App& app, CommonOptions& options);
+// Whether a binary generates from a prompt. One that never does (it makes its own requests)
+// leaves out -p, -n and --chat, so that they are refused instead of silently ignored.
+enum class PromptFlags { offered, absent };
+
+// Adds -m, -p, -n, --seed, --temp, --top-k, --top-p, -t, --chat, --device, --json, --csv, each
+// number checked as it is parsed (-n 0, --temp nan and --top-p 0 are refused). --seed -1 draws a
+// random seed and prints it on stderr, so that the run can be repeated (llama.cpp's habit).
+void add_common_options(CLI::App& app, CommonOptions& options, PromptFlags prompt = PromptFlags::offered);
+
+// The checks of the common flags that need no model, done by load_model before it loads
+// anything (call it yourself if you never call load_model): --device is known, the model file
+// exists, --json and --csv can be written; more threads than cores gets a one-line warning.
+void check_common_options(const CommonOptions& options);
 
 // A model file opened once, with its tokenizer and its weights on a device.
 struct LoadedModel {
@@ -41,8 +55,9 @@ struct LoadedModel {
   double load_seconds = 0;
 };
 
-// Opens, checks and loads the model; prints one line about it to stderr. Throws with a clear
-// message (and a hint to run data/fetch_model.sh when the default model is missing).
+// check_common_options, then opens, checks and loads the model; prints one line about it to
+// stderr. Throws with a clear message (and a hint to run data/fetch_model.sh when the default
+// model is missing).
 LoadedModel load_model(const CommonOptions& options, DType weight_dtype = DType::f32);
 
 // The prompt's token ids: with --chat wrapped in the chat template; refused with a clear
@@ -52,13 +67,13 @@ std::vector<int32_t> encode_prompt(const LoadedModel& m, const CommonOptions& op
 // n real tokens for timing runs: `text` encoded, then repeated until there are n.
 std::vector<int32_t> repeated_tokens(const Tokenizer& tokenizer, std::string_view text, int64_t n);
 
-// Errors a user can cause (bad input, missing files) become this; main prints its message.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// A run record that says how it was made: `binary`, the model file (its sha256 only when --json
+// asks for a record: hashing costs a read of the file), the settings that shape the tokens, the
+// prompt. `kind` is "generation" or "tables" (a run that records figures, no generated steps).
+RunRecord new_record(const std::string& binary, const CommonOptions& options, const std::string& kind = "generation");
 
-// Parses the command line and runs `body`, turning every exception into one line on stderr:
-// exit 2 for bad usage (CLI11 errors, UsageError), 1 for runtime failures.
-int run_main(CLI::App& app, int argc, char** argv, const std::function<void()>& body);
+// Writes `record` to --json (nothing without it): each step's token text from `tokenizer`
+// (nullptr: none), then the file, atomically.
+void save_record(RunRecord& record, const CommonOptions& options, const Tokenizer* tokenizer);
 
 }  // namespace infer

@@ -1,5 +1,6 @@
 #include "tensor/device.hpp"
 
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 
@@ -26,6 +27,19 @@ std::string Device::name() const {
 bool cuda_available() { return cuda::unavailable_reason().empty(); }
 
 std::string cuda_unavailable_reason() { return cuda::unavailable_reason(); }
+
+bool nvidia_gpu_present() {
+  namespace fs = std::filesystem;
+  std::error_code ignored;
+  if (fs::exists("/dev/nvidia0", ignored)) return true;
+  const fs::path gpus = "/proc/driver/nvidia/gpus";
+  return fs::is_directory(gpus, ignored) && !fs::is_empty(gpus, ignored);
+}
+
+std::string cuda_failure_reason(bool gpu_present, const std::string& runtime_text) {
+  if (!gpu_present) return "no CUDA device found";
+  return "a CUDA device is present but cannot be used:\n" + runtime_text;
+}
 
 void require_device(const Device& device) {
   if (device.is_cuda() && !cuda_available())

@@ -30,9 +30,18 @@ struct Device {
 
 // True when this build has the CUDA backend and a CUDA device can be used right now.
 bool cuda_available();
-// Why cuda_available() is false, in one line ("built without CUDA", "no CUDA device: ...").
+// Why cuda_available() is false: "no CUDA device found", "this build has no CUDA backend ...",
+// or, when a GPU is there but the runtime refuses it, cuda_failure_reason's two lines.
 std::string cuda_unavailable_reason();
-// Throws std::runtime_error with that one line unless `device` can be used.
+// Throws std::runtime_error with that reason unless `device` can be used.
 void require_device(const Device& device);
+
+// Whether the kernel knows of an NVIDIA GPU (/dev/nvidia0 or /proc/driver/nvidia/gpus/*). On a
+// machine without one the CUDA runtime's error ("CUDA driver version is insufficient ...") blames
+// a driver that was never installed, so the reason should not repeat it.
+bool nvidia_gpu_present();
+// The reason for a failed device query: "no CUDA device found" without a GPU, else
+// "a CUDA device is present but cannot be used:" and the runtime's text on a second line.
+std::string cuda_failure_reason(bool gpu_present, const std::string& runtime_text);
 
 }  // namespace infer

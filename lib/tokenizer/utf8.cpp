@@ -61,6 +61,20 @@ std::string encode(char32_t cp) {
   return s;
 }
 
+std::string replace_invalid(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t pos = 0; pos < text.size();) {
+    const Step step = next(text, pos);
+    if (step.status == Status::valid)
+      out.append(text.substr(pos, step.length));
+    else
+      out.append(kReplacement);
+    pos += step.length;
+  }
+  return out;
+}
+
 std::string make_valid_as_llama_cpp(std::string_view text) {
   const auto byte = [&](std::size_t i) { return static_cast<uint8_t>(text[i]); };
   std::string out;

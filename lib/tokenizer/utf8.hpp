@@ -40,6 +40,10 @@ Step next(std::string_view text, std::size_t pos);
 // The UTF-8 encoding of a code point (at most U+10FFFF).
 std::string encode(char32_t code_point);
 
+// `text` with every broken sequence (each "maximal subpart", see next()) replaced by one U+FFFD:
+// the W3C/WHATWG way to show bytes that are not UTF-8. Valid text comes back unchanged.
+std::string replace_invalid(std::string_view text);
+
 // `text` made valid UTF-8 the way llama.cpp reads text it is asked to tokenize, so that broken
 // input gets the same tokens: its decoder checks only the bit patterns of each sequence, so an
 // overlong form such as C0 AF is read as the character it spells ('/') and written back in

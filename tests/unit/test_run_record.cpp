@@ -1,7 +1,15 @@
-// RunRecord and compare_runs: the logic behind stage_diff, on hand-made records.
+// RunRecord and compare_runs: the logic behind stage_diff, on hand-made records; how records are
+// written (valid UTF-8, atomically, with the model and settings that made them).
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "app/run_record.hpp"
+#include "app/sha256.hpp"
+#include "tokenizer/utf8.hpp"
 
 using namespace infer;
 
@@ -67,4 +75,139 @@ TEST_CASE("a run record survives a JSON round trip", "[run_record]") {
   CHECK(b.figures["x"].get<double>() == 1.5);
   CHECK(compare_runs(a, b).identical_tokens());
   CHECK(compare_runs(a, b).max_logit_diff == 0.0);
+}
+
+// ---- records that never lose a run (issue: hardening) ----
+
+namespace {
+
+std::filesystem::path scratch(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("infer_test_record_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::size_t files_in(const std::filesystem::path& dir) {
+  return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()));
+}
+
+}  // namespace
+
+TEST_CASE("a prompt that is not UTF-8 is stored replaced, with its exact bytes beside it", "[run_record]") {
+  RunRecord a = record({10}, {5.0f});
+  a.prompt = "caf\xC3\xA9 \xFF\xFE end \xE2\x82";  // é, two bytes that are never UTF-8, a cut-off €
+  a.text = "ok \xC0";
+  a.figures["label"] = "bad \xFF";
+  a.step_texts = {"\xE2"};
+  const nlohmann::json j = a.to_json();
+  // Strict serialisation succeeds: every string in the record is valid UTF-8 except the figures',
+  // which write() replaces.
+  nlohmann::json checked = j;
+  checked.erase("figures");
+  CHECK_NOTHROW(checked.dump());
+  CHECK(j["prompt"] == "caf\xC3\xA9 \xEF\xBF\xBD\xEF\xBF\xBD end \xEF\xBF\xBD");
+  CHECK(j["prompt_bytes"].size() == a.prompt.size());
+  CHECK(j["text"] == "ok \xEF\xBF\xBD");
+  CHECK(j["steps"][0]["text"] == "\xEF\xBF\xBD");
+  CHECK_FALSE(RunRecord::from_json(record({10}, {5.0f}).to_json()).prompt.empty());
+  CHECK_FALSE(record({10}, {5.0f}).to_json().contains("prompt_bytes"));  // valid text: no bytes
+  const RunRecord b = RunRecord::from_json(j);
+  CHECK(b.prompt == a.prompt);
+  CHECK(b.text == a.text);
+  CHECK(b.step_texts == std::vector<std::string>{"\xEF\xBF\xBD"});
+
+  const auto dir = scratch("utf8");
+  const std::string path = (dir / "r.json").string();
+  CHECK_NOTHROW(a.write(path));
+  CHECK(RunRecord::read(path).prompt == a.prompt);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a record is written atomically: the whole file or the old one, no leftovers", "[run_record]") {
+  const auto dir = scratch("atomic");
+  const std::string path = (dir / "r.json").string();
+  RunRecord a = record({10, 11}, {5.0f, 6.0f});
+  a.write(path);
+  RunRecord b = record({12}, {7.0f});
+  b.write(path);  // replaces
+  CHECK(RunRecord::read(path).tokens() == std::vector<int32_t>{12});
+  CHECK(files_in(dir) == 1);  // the temporary file was renamed, not left beside it
+
+  // A directory that cannot take the file: an error, and the old record is untouched.
+  CHECK_THROWS(a.write((dir / "no-such-dir" / "r.json").string()));
+  CHECK(RunRecord::read(path).tokens() == std::vector<int32_t>{12});
+  CHECK(files_in(dir) == 1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a record states its kind, model and the settings that shape its tokens", "[run_record]") {
+  RunRecord a = record({10}, {5.0f});
+  a.binary = "ch02_kv_cache";
+  a.kind = "generation";
+  a.model = "/models/SmolLM2.gguf";
+  a.model_sha256 = std::string(64, 'a');
+  a.settings = {0.8f, 40, 0.95f, 1234, true, 16, "cuda:0"};
+  const nlohmann::json j = a.to_json();
+  CHECK(j["kind"] == "generation");
+  CHECK(j["model"]["file"] == "SmolLM2.gguf");
+  CHECK(j["model"]["sha256"] == a.model_sha256);
+  CHECK(j["settings"]["temperature"].get<float>() == 0.8f);
+  CHECK(j["settings"]["top_k"] == 40);
+  CHECK(j["settings"]["top_p"].get<float>() == 0.95f);
+  CHECK(j["settings"]["seed"] == 1234);
+  CHECK(j["settings"]["chat"] == true);
+  CHECK(j["settings"]["n_predict"] == 16);
+  CHECK(j["settings"]["device"] == "cuda:0");
+  const RunRecord b = RunRecord::from_json(j);
+  CHECK(b.settings == a.settings);
+  CHECK(b.model == a.model);
+  CHECK(b.model_sha256 == a.model_sha256);
+  CHECK(b.kind == "generation");
+}
+
+TEST_CASE("compare_runs reports model and settings differences", "[run_record]") {
+  RunRecord a = record({10}, {5.0f});
+  RunRecord b = a;
+  a.model_sha256 = std::string(64, 'a');
+  b.model_sha256 = std::string(64, 'b');
+  b.settings.temperature = 0.8f;
+  b.settings.seed = 7;
+  const RunComparison c = compare_runs(a, b);
+  CHECK_FALSE(c.same_model);
+  CHECK(c.setting_differences == std::vector<std::string>{"temperature 0 vs 0.8", "seed 0 vs 7"});
+  b = a;
+  CHECK(compare_runs(a, b).same_model);
+  CHECK(compare_runs(a, b).setting_differences.empty());
+}
+
+TEST_CASE("compare_runs stops at different prompts: no logits compared", "[run_record]") {
+  const RunRecord a = record({10, 11}, {5.0f, 6.0f});
+  RunRecord b = record({10, 11}, {9.0f, 6.0f});
+  b.prompt_ids = {1, 2, 4};
+  const RunComparison c = compare_runs(a, b);
+  CHECK_FALSE(c.same_prompt);
+  CHECK(c.compared_steps == 0);
+  CHECK(c.max_logit_diff == 0.0);
+  CHECK_FALSE(c.identical_tokens());
+}
+
+TEST_CASE("sha256_file hashes a file's bytes", "[run_record]") {
+  const auto dir = scratch("sha");
+  const auto path = (dir / "abc").string();
+  std::ofstream(path, std::ios::binary) << "abc";
+  // FIPS 180-2, appendix B.1.
+  CHECK(sha256_file(path) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  std::ofstream(path, std::ios::binary | std::ios::trunc).flush();
+  CHECK(sha256_file(path) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK_THROWS(sha256_file((dir / "missing").string()));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("utf8::replace_invalid keeps valid text and replaces each broken sequence once", "[run_record]") {
+  CHECK(utf8::replace_invalid("héllo €") == "héllo €");
+  CHECK(utf8::replace_invalid("a\xFF" "b") == "a\xEF\xBF\xBD" "b");
+  CHECK(utf8::replace_invalid("\xE2\x82") == "\xEF\xBF\xBD");              // a cut-off €: one replacement
+  CHECK(utf8::replace_invalid("\xC0\xAF") == "\xEF\xBF\xBD\xEF\xBF\xBD");  // an overlong '/': two
+  CHECK(utf8::replace_invalid("") == "");
 }

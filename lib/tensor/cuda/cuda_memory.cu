@@ -39,11 +39,13 @@ const Probe& probe() {
     if (status != cudaSuccess) {
       cudaGetLastError();  // clear it, so that it does not resurface at an unrelated call
       p.device_count = 0;
-      p.reason = std::string("no CUDA device: ") + cudaGetErrorString(status);
+      // "no CUDA-capable device" is the plain case; any other error is worth the driver's
+      // words only when there is a GPU for it to be about.
+      p.reason = cuda_failure_reason(status != cudaErrorNoDevice && nvidia_gpu_present(), cudaGetErrorString(status));
       return p;
     }
     if (p.device_count == 0) {
-      p.reason = "no CUDA device: the CUDA driver reports none";
+      p.reason = cuda_failure_reason(false, "");
       return p;
     }
     // The kernels are compiled for compute capability 8.0 (Ampere) and 9.0 (Hopper), and the
@@ -116,7 +118,7 @@ IntList make_int_list(const Device& device, std::span<const int32_t> values, Dev
 std::string unavailable_reason() { return detail::probe().reason; }
 
 void* alloc(const Device& device, std::size_t bytes) {
-  detail::activate(device);  // "no CUDA device: ..." when there is none
+  detail::activate(device);  // "no CUDA device found" when there is none
   if (bytes == 0) return nullptr;
   void* ptr = nullptr;
   const cudaError_t status = cudaMalloc(&ptr, bytes);
