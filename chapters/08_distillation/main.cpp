@@ -1,0 +1,173 @@
+// ch08_distillation — prune the teacher to a shallower student, then train it on the teacher's
+// soft labels; compare with hard labels at the same token budget; use the student as a draft.
+//
+//   ch08_distillation                              the default run (7.5 min on 2 busy cores): every
+//                                                  table from a small budget of 2,048 tokens a run
+//   ch08_distillation --tokens 8192                a longer run (about 4× the training time)
+//   ch08_distillation --student-layers 20,12       two depths
+//   ch08_distillation --labels soft --temperature 2 --no-draft    one run
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "app/run_record.hpp"
+#include "as_draft.hpp"
+#include "drafts.hpp"  // chapter 07: split_list
+#include "measure/table.hpp"
+#include "measure/timing.hpp"
+#include "pruning.hpp"
+#include "soft_labels.hpp"
+#include "student_gguf.hpp"
+#include "tensor/ops.hpp"  // num_threads
+#include "training_data.hpp"
+#include "training_runs.hpp"
+
+using namespace infer;
+using namespace infer::distill;
+
+namespace {
+
+struct Options {
+  std::string layers = "20", labels = "hard,soft,mix", temperatures = "1,2,4";
+  double mix_temperature = 2, mix_weight = 0.5;
+  int64_t tokens = 2048, eval_tokens = 512;
+  int window = 128, teacher_k = 64, calibration_windows = 8, gamma = 4, repeats = 3;
+  TrainSettings train;
+  std::string out = "ch08_student.gguf", plot = "ch08_loss_curves.svg";
+  bool no_draft = false;
+};
+
+template <class T>
+std::vector<T> parse_list(const std::string& flag, const std::string& list, T lo, T hi) {
+  std::vector<T> out;
+  for (const std::string& item : spec::split_list(list)) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || v < static_cast<double>(lo) || v > static_cast<double>(hi) || static_cast<double>(static_cast<T>(v)) != v)
+      throw UsageError(fmt::format("{}: '{}' is not a number in {}…{}", flag, item, lo, hi));
+    out.push_back(static_cast<T>(v));
+  }
+  if (out.empty()) throw UsageError(fmt::format("{} is empty", flag));
+  return out;
+}
+
+// An output file must go to an existing, writable directory and must not be a directory.
+void check_output(const std::string& flag, const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return;
+  const fs::path p(path);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (fs::is_directory(p)) throw UsageError(fmt::format("{} {}: is a directory", flag, path));
+  if (!fs::is_directory(dir)) throw UsageError(fmt::format("{} {}: directory {} does not exist", flag, path, dir.string()));
+  if (::access(dir.c_str(), W_OK) != 0) throw UsageError(fmt::format("{} {}: cannot write in {}", flag, path, dir.string()));
+}
+
+// ch08_student.gguf, or ch08_student-L20.gguf when several depths are trained.
+std::string student_path(const std::string& out, int depth, bool several) {
+  if (!several) return out;
+  const std::filesystem::path p(out);
+  return (p.parent_path() / fmt::format("{}-L{}{}", p.stem().string(), depth, p.extension().string())).string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Chapter 08: distillation — a depth-pruned student trained on the teacher's soft labels"};
+  CommonOptions o;
+  o.prompt = "The history of the printing press begins in";
+  o.n_predict = 32;
+  Options opt;
+  add_common_options(app, o);
+  app.add_option("--student-layers", opt.layers, "student depths to train (comma-separated, each < the teacher's)")->capture_default_str();
+  app.add_option("--labels", opt.labels, "runs to train: hard, soft (one per temperature), mix (comma-separated)")->capture_default_str();
+  app.add_option("--temperature", opt.temperatures, "temperatures of the soft runs (comma-separated)")->capture_default_str();
+  app.add_option("--mix-temperature", opt.mix_temperature, "temperature of the mix run")->check(CLI::Range(0.05, 100.0))->capture_default_str();
+  app.add_option("--mix-weight", opt.mix_weight, "weight of the hard loss in the mix")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  app.add_option("--tokens", opt.tokens, "training tokens per run (the equal budget)")->check(CLI::Range(int64_t{2}, int64_t{1} << 24))->capture_default_str();
+  app.add_option("--window", opt.window, "tokens per training and evaluation window")->check(CLI::Range(2, 2048))->capture_default_str();
+  app.add_option("--batch", opt.train.batch, "windows per training step")->check(CLI::Range(1, 64))->capture_default_str();
+  app.add_option("--lr", opt.train.lr, "peak learning rate (warm-up, then cosine)")->check(CLI::Range(1e-7, 1.0))->capture_default_str();
+  app.add_option("--teacher-k", opt.teacher_k, "teacher logits kept per position in the label file")->check(CLI::Range(1, 4096))->capture_default_str();
+  app.add_option("--eval-tokens", opt.eval_tokens, "held-out tokens (Ruth) to evaluate on")->check(CLI::Range(int64_t{2}, int64_t{1} << 20))->capture_default_str();
+  app.add_option("--gamma", opt.gamma, "γ of the draft table")->check(CLI::Range(1, 8))->capture_default_str();
+  app.add_option("--repeats", opt.repeats, "timed runs per draft configuration")->check(CLI::Range(1, 100))->capture_default_str();
+  app.add_option("--out", opt.out, "the trained student as a GGUF file (-L<n> added per depth when several)")->capture_default_str();
+  app.add_option("--plot", opt.plot, "SVG plot of the loss curves")->capture_default_str();
+  app.add_flag("--no-draft", opt.no_draft, "skip the draft table");
+
+  return run_main(app, argc, argv, [&] {
+    // Every flag and output path is checked before any work.
+    const std::vector<int> depths = parse_list<int>("--student-layers", opt.layers, 1, 1024);
+    const std::vector<double> temperatures = parse_list<double>("--temperature", opt.temperatures, 0.05, 100.0);
+    const std::vector<std::string> labels = spec::split_list(opt.labels);
+    for (const std::string& l : labels)
+      if (l != "hard" && l != "soft" && l != "mix") throw UsageError(fmt::format("--labels: '{}' is not hard, soft or mix", l));
+    if (labels.empty()) throw UsageError("--labels is empty");
+    if (opt.tokens < opt.window) throw UsageError(fmt::format("--tokens {} is less than one window of {}", opt.tokens, opt.window));
+    for (const auto& [flag, path] : {std::pair{"--out", opt.out}, {"--plot", opt.plot}, {"--json", o.json_path}, {"--csv", o.csv_path}})
+      check_output(flag, path);
+    opt.train.seed = o.sampling.seed;
+    const std::vector<RunSpec> specs = run_specs(labels, temperatures, opt.mix_temperature, opt.mix_weight);
+
+    LoadedModel m = load_model(o);
+    const LlamaConfig& c = m.model.config();
+    for (int d : depths)
+      if (d >= c.n_layers) throw UsageError(fmt::format("--student-layers {}: the teacher has {} layers", d, c.n_layers));
+    if (opt.window > c.context_length) throw UsageError(fmt::format("--window {} exceeds the context {}", opt.window, c.context_length));
+    Stopwatch total;
+    RunRecord record;
+    record.binary = "ch08_distillation";
+    record.model = o.model_path;
+    record.prompt = o.prompt;
+    record.figures["threads"] = num_threads();
+
+    const TextSplit text = split_text(m.tokenizer, opt.tokens, opt.window, opt.calibration_windows, opt.eval_tokens);
+    fmt::print("Training text: Genesis–Judges, {} tokens; {} windows of {} spread over it per run. Held out: Ruth, {} "
+               "tokens evaluated. {} threads.\n\n", text.training_text_tokens, text.training.size() / static_cast<std::size_t>(opt.window),
+               opt.window, text.held_out.size(), num_threads());
+    print_soft_label_tables(m, o, opt.teacher_k, record.figures);
+    std::fflush(stdout);
+
+    const train::TeacherLabels teacher_labels = cached_teacher_labels(m, o.model_path, text.training, opt.window, opt.teacher_k);
+    HeldOut held_out{text.held_out, opt.window, {}};
+    held_out.teacher = evaluate_text(m.model, held_out.tokens, {.window = opt.window, .chunk = 128, .progress_label = "teacher"});
+
+    const std::vector<double> scores = print_layer_importance(m, text.calibration, opt.window, depths, o, record.figures);
+    const std::vector<PrunedStudent> pruned = print_pruned_students(m, held_out, scores, depths, o, record.figures);
+    std::fflush(stdout);
+
+    std::vector<TrainedRun> runs = train_students(m, pruned, teacher_labels, specs, opt.train, held_out);
+    print_training_table(runs, pruned, held_out, teacher_labels, o, record.figures);
+    write_loss_plot(runs, opt.plot);
+
+    std::vector<StudentDraft> drafts;
+    for (TrainedRun& r : runs) {
+      if (!r.student) continue;
+      const std::string path = student_path(opt.out, r.depth, depths.size() > 1);
+      train::write_student_gguf(path, *r.student, m.file.metadata());
+      fmt::print("student ({} layers, {}) written to {} — load it with -m, or in chapter 07 with --draft file "
+                 "--draft-model {}\n", r.depth, r.spec.name, path, path);
+      fmt::print("headline: {} layers, {}: held-out agreement with the teacher {:.1f}% (pruned, untrained: {:.1f}%), "
+                 "perplexity {:.2f}; training {:.1f} tokens/s\n", r.depth, r.spec.name, 100 * r.after.agreement.rate(),
+                 [&] { for (const PrunedStudent& p : pruned) if (p.depth == r.depth) return 100 * p.before.agreement.rate(); return 0.0; }(),
+                 r.after.perplexity, r.tokens_per_second());
+      record.figures["students"].push_back({{"layers", r.depth}, {"labels", r.spec.name}, {"path", path}});
+      drafts.push_back({fmt::format("student, {} layers ({})", r.depth, r.spec.name), train::to_llama(*r.student)});
+      r.student.reset();
+    }
+    std::fflush(stdout);
+    if (!opt.no_draft) print_draft_table(m, o, std::move(drafts), opt.gamma, opt.repeats, record.figures);
+    fmt::print("whole run: {}\n", format_seconds(total.seconds()));
+    record.figures["seconds"] = total.seconds();
+    record.write(o.json_path);
+  });
+}

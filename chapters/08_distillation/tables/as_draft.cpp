@@ -1,0 +1,59 @@
+#include "as_draft.hpp"
+
+#include <fmt/format.h>
+
+#include "drafts.hpp"          // chapter 07: make_drafter
+#include "measure.hpp"         // chapter 07: costs, timing, the formula
+#include "measure/table.hpp"
+#include "model_drafter.hpp"   // chapter 07
+
+namespace infer::distill {
+
+void print_draft_table(LoadedModel& m, const CommonOptions& o, std::vector<StudentDraft> students, int gamma, int repeats,
+                       nlohmann::json& figures) {
+  const std::vector<int32_t> prompt = encode_prompt(m, o);
+  const auto capacity = static_cast<int64_t>(prompt.size()) + o.n_predict + gamma + 1;
+  SamplingParams draft_sampling = o.sampling;
+  draft_sampling.seed = o.sampling.seed + 1;  // the draft's own stream of draws, as in chapter 07
+
+  std::vector<std::unique_ptr<Drafter>> drafters;
+  for (StudentDraft& s : students)
+    drafters.push_back(std::make_unique<ModelDrafter>(s.name, std::move(s.model), capacity, draft_sampling));
+  drafters.push_back(spec::make_drafter("q4_1", m, o, "", capacity));
+
+  // c: a guess's cost ÷ a target decode step, both at the middle of a generation.
+  const std::vector<int32_t> context =
+      repeated_tokens(m.tokenizer, o.prompt, static_cast<int64_t>(prompt.size()) + o.n_predict / 2);
+  const spec::TargetCosts costs = spec::measure_target_costs(m.model, context, gamma, 7);
+  std::vector<spec::Config> configs = {{nullptr, 0, 0}};
+  for (auto& d : drafters)
+    configs.push_back({d.get(), gamma, spec::measure_draft_seconds(*d, context, gamma, 5) / costs.decode_seconds});
+  const std::vector<spec::Timed> runs = spec::time_configs(m, configs, prompt, o.n_predict, o.sampling, repeats, "drafts");
+
+  Table t(fmt::format("The student as chapter 07's draft, γ = {}: {} tokens after the {}-token prompt, median of {} runs",
+                      gamma, o.n_predict, prompt.size(), repeats),
+          {"draft", "MB / guess", "c", "α", "tokens / pass", "tokens/s", "speed-up", "predicted", "tokens = plain", "verdict"});
+  t.add_row({"none: plain decoding", "", "", "", "", fmt::format("{:.1f}", runs[0].tokens_per_second()), "1.00×", "", "", ""});
+  for (std::size_t i = 0; i < drafters.size(); ++i) {
+    const spec::Timed& r = runs[i + 1];
+    const double c = configs[i + 1].c, speedup = runs[0].seconds / r.seconds;
+    const double predicted = spec::predicted_for(r.stats, c, costs);
+    const auto* md = dynamic_cast<const ModelDrafter*>(drafters[i].get());
+    const double mb = md ? static_cast<double>(md->model().weights().bytes_per_token()) / 1e6 : 0;
+    t.add_row({drafters[i]->name(), fmt::format("{:.1f}", mb), fmt::format("{:.3f}", c), fmt::format("{:.3f}", r.stats.alpha()),
+               fmt::format("{:.2f}", r.stats.tokens_per_round()), fmt::format("{:.1f}", r.tokens_per_second()),
+               fmt::format("{:.2f}×", speedup), fmt::format("{:.2f}×", predicted),
+               o.sampling.temperature > 0 ? "—" : (r.tokens == runs[0].tokens ? "✓" : "✗ DIFFERENT"),
+               speedup < 1 ? "SLOWER" : "faster"});
+    figures["as_draft"].push_back({{"draft", drafters[i]->name()}, {"c", c}, {"alpha", r.stats.alpha()},
+                                   {"tokens_per_pass", r.stats.tokens_per_round()}, {"speedup", speedup},
+                                   {"predicted", predicted}, {"identical_to_plain", r.tokens == runs[0].tokens}});
+  }
+  t.add_note(fmt::format("Target: the fp32 teacher, decode step {}. c = a guess's time ÷ that step; α = the share of "
+                         "checked guesses accepted; predicted = E(α, γ)/(γ·c + v) with the measured verification cost "
+                         "v (chapter 07). The students are fp32, as trained.", format_seconds(costs.decode_seconds)));
+  t.print();
+  t.append_csv(o.csv_path);
+}
+
+}  // namespace infer::distill
