@@ -28,8 +28,9 @@ using namespace infer;
 namespace {
 
 struct Options {
-  std::string draft = "int8", draft_model, drafts = "int8,int4-g128,nf4,q8_0,q4_1,layers-10,layers-20,lookup";
-  std::string gammas = "1,2,3,4,6,8", plot = "ch07_speedup_vs_gamma.svg";
+  std::string draft = "int8", draft_model, plot = "ch07_speedup_vs_gamma.svg";
+  std::vector<std::string> drafts = {"int8", "int4-g128", "nf4", "q8_0", "q4_1", "layers-10", "layers-20", "lookup"};
+  std::vector<int> gammas = {1, 2, 3, 4, 6, 8};
   int gamma = 4, repeats = 3;
   bool no_tables = false;
 };
@@ -113,22 +114,6 @@ void run_demo(LoadedModel& m, const CommonOptions& o, const Options& opt, RunRec
   if (greedy && !cmp.identical_tokens()) throw std::runtime_error("speculative decoding changed the greedy tokens");
 }
 
-std::vector<int> parse_gammas(const std::string& list) {
-  std::vector<int> out;
-  for (const std::string& g : spec::split_list(list)) {
-    int v = 0;
-    try {
-      v = std::stoi(g);
-    } catch (const std::exception&) {
-      throw UsageError(fmt::format("--gammas: '{}' is not a number", g));
-    }
-    if (v < 1 || v > 8) throw UsageError(fmt::format("--gammas: {} outside 1…8", v));
-    out.push_back(v);
-  }
-  if (out.empty()) throw UsageError("--gammas is empty");
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -143,8 +128,9 @@ int main(int argc, char** argv) {
   app.add_option("--gamma", opt.gamma, "guesses per round")->check(whole_number(1, 8))->capture_default_str();
   app.add_option("--draft-model", opt.draft_model,
                  "a GGUF with the target's vocabulary: draft 'file' (the demo's draft unless --draft says otherwise)");
-  app.add_option("--drafts", opt.drafts, "the drafts the tables measure (comma-separated)")->capture_default_str();
-  app.add_option("--gammas", opt.gammas, "the γ of the sweep (comma-separated, 1…8)")->capture_default_str();
+  app.add_option("--drafts", opt.drafts, "the drafts the tables measure (comma-separated)")->delimiter(',')->capture_default_str();
+  app.add_option("--gammas", opt.gammas, "the γ of the sweep (comma-separated, 1…8)")
+      ->delimiter(',')->check(whole_number(1, 8))->capture_default_str();
   app.add_option("--repeats", opt.repeats, "runs per configuration (tables show medians)")
       ->check(whole_number(1, 100))->capture_default_str();
   app.add_option("--plot", opt.plot, "SVG plot of measured and predicted speed-up against γ")->capture_default_str();
@@ -157,10 +143,10 @@ int main(int argc, char** argv) {
       if (app.count("--draft") == 0) opt.draft = "file";  // the demo uses the model given
     }
     spec::check_draft_name(opt.draft, opt.draft_model);
-    std::vector<std::string> drafts = spec::split_list(opt.drafts);
+    std::vector<std::string> drafts = opt.drafts;
     if (!opt.draft_model.empty() && std::find(drafts.begin(), drafts.end(), "file") == drafts.end()) drafts.push_back("file");
     for (const std::string& d : drafts) spec::check_draft_name(d, opt.draft_model);
-    const std::vector<int> gammas = parse_gammas(opt.gammas);
+    const std::vector<int>& gammas = opt.gammas;
     if (opt.no_tables) refuse_flags(app, "--no-tables", {"--csv", "--drafts", "--gammas", "--repeats", "--plot"});
     if (!opt.no_tables) check_output_path(opt.plot, "--plot");
 

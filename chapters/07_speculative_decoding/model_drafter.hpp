@@ -36,14 +36,12 @@ class ModelDrafter : public Drafter {
   Draft propose(std::span<const int32_t> context, int gamma) override;
 
   const Llama& model() const { return model_; }
-  const GroupedKvCache& cache() const { return cache_; }
-  const std::vector<int32_t>& fed() const { return fed_; }  // the tokens the cache holds
 
  private:
   std::string name_;
   Llama model_;
   GroupedKvCache cache_;
-  std::vector<int32_t> fed_;
+  std::vector<int32_t> fed_;  // the tokens whose keys and values cache_ holds, in order
   Sampler sampler_;
 };
 

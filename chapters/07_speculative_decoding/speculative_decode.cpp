@@ -77,8 +77,9 @@ SpeculativeGeneration generate_speculative(Llama& target, KvCache& cache, Drafte
 
     // 3. Accept: the guesses the rule keeps, then one token of the target's.
     const RoundOutcome r = accept_draft(p, draft, sampler);
-    stats.verify_seconds += clock.seconds();
-    const double per_token = clock.seconds() / (r.accepted + 1);
+    const double verify_seconds = clock.seconds();
+    stats.verify_seconds += verify_seconds;
+    const double per_token = verify_seconds / (r.accepted + 1);
     const std::size_t before = gen.steps.size();
     for (int i = 0; i < r.accepted && !done; ++i)
       done = emit(draft.tokens[static_cast<std::size_t>(i)], row(static_cast<std::size_t>(i)), TokenSource::drafted, per_token);

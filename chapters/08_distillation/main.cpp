@@ -6,7 +6,6 @@
 //   ch08_distillation --tokens 8192                a longer run (about 4× the training time)
 //   ch08_distillation --student-layers 20,12       two depths
 //   ch08_distillation --labels soft --temperature 2 --no-draft    one run
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -16,7 +15,6 @@
 
 #include "app/run_record.hpp"
 #include "as_draft.hpp"
-#include "drafts.hpp"  // chapter 07: split_list
 #include "measure/table.hpp"
 #include "measure/timing.hpp"
 #include "pruning.hpp"
@@ -32,7 +30,9 @@ using namespace infer::distill;
 namespace {
 
 struct Options {
-  std::string layers = "20", labels = "hard,soft,mix", temperatures = "1,2,4";
+  std::vector<int> layers = {20};
+  std::vector<std::string> labels = {"hard", "soft", "mix"};
+  std::vector<double> temperatures = {1, 2, 4};
   double mix_temperature = 2, mix_weight = 0.5;
   int64_t tokens = 2048, eval_tokens = 512;
   int window = 128, teacher_k = 64, calibration_windows = 8, gamma = 4, repeats = 3;
@@ -40,36 +40,6 @@ struct Options {
   std::string out = "ch08_student.gguf", plot = "ch08_loss_curves.svg";
   bool no_draft = false;
 };
-
-template <class T>
-std::vector<T> parse_list(const std::string& flag, const std::string& list, T lo, T hi) {
-  std::vector<T> out;
-  for (const std::string& item : spec::split_list(list)) {
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || v < static_cast<double>(lo) || v > static_cast<double>(hi) || static_cast<double>(static_cast<T>(v)) != v)
-      throw UsageError(fmt::format("{}: '{}' is not a number in {}…{}", flag, item, lo, hi));
-    out.push_back(static_cast<T>(v));
-  }
-  if (out.empty()) throw UsageError(fmt::format("{} is empty", flag));
-  return out;
-}
-
-// An output file must go to an existing, writable directory and must not be a directory.
-void check_output(const std::string& flag, const std::string& path) {
-  namespace fs = std::filesystem;
-  if (path.empty()) return;
-  const fs::path p(path);
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (fs::is_directory(p)) throw UsageError(fmt::format("{} {}: is a directory", flag, path));
-  if (!fs::is_directory(dir)) throw UsageError(fmt::format("{} {}: directory {} does not exist", flag, path, dir.string()));
-  if (::access(dir.c_str(), W_OK) != 0) throw UsageError(fmt::format("{} {}: cannot write in {}", flag, path, dir.string()));
-}
 
 // ch08_student.gguf, or ch08_student-L20.gguf when several depths are trained.
 std::string student_path(const std::string& out, int depth, bool several) {
@@ -87,9 +57,12 @@ int main(int argc, char** argv) {
   o.n_predict = 32;
   Options opt;
   add_common_options(app, o);
-  app.add_option("--student-layers", opt.layers, "student depths to train (comma-separated, each < the teacher's)")->capture_default_str();
-  app.add_option("--labels", opt.labels, "runs to train: hard, soft (one per temperature), mix (comma-separated)")->capture_default_str();
-  app.add_option("--temperature", opt.temperatures, "temperatures of the soft runs (comma-separated)")->capture_default_str();
+  app.add_option("--student-layers", opt.layers, "student depths to train (comma-separated, each < the teacher's)")
+      ->delimiter(',')->check(whole_number(1, 1024))->capture_default_str();
+  app.add_option("--labels", opt.labels, "runs to train: hard, soft (one per temperature), mix (comma-separated)")
+      ->delimiter(',')->check(CLI::IsMember({"hard", "soft", "mix"}))->capture_default_str();
+  app.add_option("--temperature", opt.temperatures, "temperatures of the soft runs (comma-separated)")
+      ->delimiter(',')->check(real_number(0.05, 100.0))->capture_default_str();
   app.add_option("--mix-temperature", opt.mix_temperature, "temperature of the mix run")->check(CLI::Range(0.05, 100.0))->capture_default_str();
   app.add_option("--mix-weight", opt.mix_weight, "weight of the hard loss in the mix")->check(CLI::Range(0.0, 1.0))->capture_default_str();
   app.add_option("--tokens", opt.tokens, "training tokens per run (the equal budget)")->check(CLI::Range(int64_t{2}, int64_t{1} << 24))->capture_default_str();
@@ -106,15 +79,12 @@ int main(int argc, char** argv) {
 
   return run_main(app, argc, argv, [&] {
     // Every flag and output path is checked before any work.
-    const std::vector<int> depths = parse_list<int>("--student-layers", opt.layers, 1, 1024);
-    const std::vector<double> temperatures = parse_list<double>("--temperature", opt.temperatures, 0.05, 100.0);
-    const std::vector<std::string> labels = spec::split_list(opt.labels);
-    for (const std::string& l : labels)
-      if (l != "hard" && l != "soft" && l != "mix") throw UsageError(fmt::format("--labels: '{}' is not hard, soft or mix", l));
-    if (labels.empty()) throw UsageError("--labels is empty");
+    const std::vector<int>& depths = opt.layers;
+    const std::vector<double>& temperatures = opt.temperatures;
+    const std::vector<std::string>& labels = opt.labels;
     if (opt.tokens < opt.window) throw UsageError(fmt::format("--tokens {} is less than one window of {}", opt.tokens, opt.window));
-    for (const auto& [flag, path] : {std::pair{"--out", opt.out}, {"--plot", opt.plot}, {"--json", o.json_path}, {"--csv", o.csv_path}})
-      check_output(flag, path);
+    check_output_path(opt.out, "--out");
+    check_output_path(opt.plot, "--plot");
     opt.train.seed = o.sampling.seed;
     const std::vector<RunSpec> specs = run_specs(labels, temperatures, opt.mix_temperature, opt.mix_weight);
 

@@ -40,13 +40,13 @@ int main(int argc, char** argv) {
   o.threads = 2;
   o.n_predict = 128;
   int prompt_tokens = 32, rounds = 3;
-  std::string drafts = "int8,int4-g128,nf4,q8_0,q4_1,lookup";
+  std::vector<std::string> drafts = {"int8", "int4-g128", "nf4", "q8_0", "q4_1", "lookup"};
   add_common_options(app, o);
   app.add_option("--prompt-tokens", prompt_tokens, "prompt length")->check(CLI::Range(2, 512))->capture_default_str();
   app.add_option("--rounds", rounds, "rounds of timing")->check(CLI::Range(1, 100))->capture_default_str();
-  app.add_option("--drafts", drafts, "drafts to time (comma-separated)")->capture_default_str();
+  app.add_option("--drafts", drafts, "drafts to time (comma-separated)")->delimiter(',')->capture_default_str();
   return run_main(app, argc, argv, [&] {
-    const std::vector<std::string> names = split_list(drafts);
+    const std::vector<std::string>& names = drafts;
     for (const std::string& d : names) check_draft_name(d, "");
     LoadedModel m = load_model(o);
     const BandwidthResult bw = measure_read_bandwidth();

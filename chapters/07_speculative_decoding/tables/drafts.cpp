@@ -69,15 +69,4 @@ std::unique_ptr<Drafter> make_drafter(const std::string& name, LoadedModel& targ
   return std::make_unique<ModelDrafter>(draft.model.config().describe(), std::move(draft.model), capacity, sampling);
 }
 
-std::vector<std::string> split_list(const std::string& list) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    const std::size_t comma = std::min(list.find(',', start), list.size());
-    if (comma > start) out.push_back(list.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
 }  // namespace infer::spec

@@ -26,6 +26,4 @@ void check_draft_name(const std::string& name, const std::string& draft_model_pa
 std::unique_ptr<Drafter> make_drafter(const std::string& name, LoadedModel& target, const CommonOptions& options,
                                       const std::string& draft_model_path, int64_t capacity);
 
-std::vector<std::string> split_list(const std::string& comma_separated);
-
 }  // namespace infer::spec
