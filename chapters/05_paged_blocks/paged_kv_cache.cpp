@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "tensor/ops.hpp"
+#include "tensor/thread_pool.hpp"
 
 namespace infer {
 
@@ -87,13 +88,15 @@ void PagedKvCache::attend_in_place(int layer, int64_t pos0, const Tensor& q, Ten
     value_block[static_cast<std::size_t>(b)] = pool_.value_data(layer, physical);
   }
 
-  // One (query, head) pair per iteration; every pair is independent.
-#pragma omp parallel
-  {
-    std::vector<float> scores(static_cast<std::size_t>(pos0 + n_queries));
-#pragma omp for schedule(static) collapse(2)
-    for (int64_t t = 0; t < n_queries; ++t) {
-      for (int h = 0; h < n_heads_; ++h) {
+  // One (query, head) pair per item; every pair is independent.
+  const int64_t pairs = n_queries * n_heads_;
+  parallel_for(pairs, balanced_grain(pairs, 1), [&](int64_t first, int64_t last) {
+    thread_local std::vector<float> scores;
+    scores.resize(static_cast<std::size_t>(pos0 + n_queries));
+    for (int64_t pair = first; pair < last; ++pair) {
+      const int64_t t = pair / n_heads_;
+      const int h = static_cast<int>(pair % n_heads_);
+      {
         const int64_t n_keys = pos0 + t + 1;  // causal: keys 0 … pos0 + t
         const float* qh = qp + t * q_stride + h * head_dim;
         const int64_t kv_offset = (h / group) * head_dim;  // the shared key/value head
@@ -135,7 +138,7 @@ void PagedKvCache::attend_in_place(int layer, int64_t pos0, const Tensor& q, Ten
         }
       }
     }
-  }
+  });
 }
 
 // The device-independent way: copy the sequence's rows out of its blocks into contiguous

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "gguf/ggml_types.hpp"  // fp16 conversions
+#include "tensor/thread_pool.hpp"
 
 namespace infer::quant {
 namespace {
@@ -79,32 +80,33 @@ PackedMatrix AbsmaxScheme::quantize(std::span<const float> w, int64_t rows, int6
 
   // INT4 groups of odd size share a byte at their border: pack those serially.
   const bool parallel = bits_ == 8 || g % 2 == 0;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t gi = 0; gi < groups; ++gi) {
-    const int64_t begin = gi * g, end = std::min(n, begin + g);
-    float amax = 0;
-    for (int64_t i = begin; i < end; ++i) amax = std::max(amax, std::fabs(w[static_cast<std::size_t>(i)]));
-    // The scale is stored in fp16; quantize with the stored value so that ŵ = q · stored scale
-    // is the best this storage can do. Rounding it down can push the largest weight just past
-    // qmax, hence the clamp.
-    const uint16_t scale_bits = gguf::fp32_to_fp16(amax / top);
-    store_u16(scales + 2 * gi, scale_bits);
-    const float scale = gguf::fp16_to_fp32(scale_bits);
-    const float inv = scale > 0 ? 1.0f / scale : 0.0f;
-    for (int64_t i = begin; i < end; ++i) {
-      const int qi = static_cast<int>(std::clamp(round_half_away(w[static_cast<std::size_t>(i)] * inv), -top, top));
-      if (bits_ == 8) {
-        codes[i] = static_cast<uint8_t>(static_cast<int8_t>(qi));
-      } else {
-        // Two weights per byte, the first in the low nibble.
-        const auto nibble = static_cast<uint8_t>(qi + 8);
-        if (i % 2 == 0)
-          codes[i / 2] = static_cast<uint8_t>((codes[i / 2] & 0xF0) | nibble);
-        else
-          codes[i / 2] = static_cast<uint8_t>((codes[i / 2] & 0x0F) | (nibble << 4));
+  parallel_for(groups, (parallel) ? balanced_grain(groups, 64) : groups, [&](int64_t first, int64_t last) {
+    for (int64_t gi = first; gi < last; ++gi) {
+      const int64_t begin = gi * g, end = std::min(n, begin + g);
+      float amax = 0;
+      for (int64_t i = begin; i < end; ++i) amax = std::max(amax, std::fabs(w[static_cast<std::size_t>(i)]));
+      // The scale is stored in fp16; quantize with the stored value so that ŵ = q · stored scale
+      // is the best this storage can do. Rounding it down can push the largest weight just past
+      // qmax, hence the clamp.
+      const uint16_t scale_bits = gguf::fp32_to_fp16(amax / top);
+      store_u16(scales + 2 * gi, scale_bits);
+      const float scale = gguf::fp16_to_fp32(scale_bits);
+      const float inv = scale > 0 ? 1.0f / scale : 0.0f;
+      for (int64_t i = begin; i < end; ++i) {
+        const int qi = static_cast<int>(std::clamp(round_half_away(w[static_cast<std::size_t>(i)] * inv), -top, top));
+        if (bits_ == 8) {
+          codes[i] = static_cast<uint8_t>(static_cast<int8_t>(qi));
+        } else {
+          // Two weights per byte, the first in the low nibble.
+          const auto nibble = static_cast<uint8_t>(qi + 8);
+          if (i % 2 == 0)
+            codes[i / 2] = static_cast<uint8_t>((codes[i / 2] & 0xF0) | nibble);
+          else
+            codes[i / 2] = static_cast<uint8_t>((codes[i / 2] & 0x0F) | (nibble << 4));
+        }
       }
     }
-  }
+  });
   return p;
 }
 
@@ -115,19 +117,20 @@ void AbsmaxScheme::dequantize(const PackedMatrix& p, std::span<float> out) const
   const uint8_t* scales = p.bytes.data();
   const uint8_t* codes = scales + 2 * groups;
 
-#pragma omp parallel for schedule(static)
-  for (int64_t gi = 0; gi < groups; ++gi) {
-    const float scale = gguf::fp16_to_fp32(load_u16(scales + 2 * gi));
-    const int64_t begin = gi * g, end = std::min(n, begin + g);
-    for (int64_t i = begin; i < end; ++i) {
-      int q;
-      if (bits_ == 8)
-        q = static_cast<int8_t>(codes[i]);
-      else
-        q = ((i % 2 == 0) ? (codes[i / 2] & 0x0F) : (codes[i / 2] >> 4)) - 8;
-      out[static_cast<std::size_t>(i)] = static_cast<float>(q) * scale;
+  parallel_for(groups, balanced_grain(groups, 64), [&](int64_t first, int64_t last) {
+    for (int64_t gi = first; gi < last; ++gi) {
+      const float scale = gguf::fp16_to_fp32(load_u16(scales + 2 * gi));
+      const int64_t begin = gi * g, end = std::min(n, begin + g);
+      for (int64_t i = begin; i < end; ++i) {
+        int q;
+        if (bits_ == 8)
+          q = static_cast<int8_t>(codes[i]);
+        else
+          q = ((i % 2 == 0) ? (codes[i / 2] & 0x0F) : (codes[i / 2] >> 4)) - 8;
+        out[static_cast<std::size_t>(i)] = static_cast<float>(q) * scale;
+      }
     }
-  }
+  });
 }
 
 }  // namespace infer::quant

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "tensor/thread_pool.hpp"
+
 namespace infer::quant {
 namespace {
 
@@ -89,9 +91,10 @@ PackedMatrix GgmlBlockScheme::quantize(std::span<const float> w, int64_t rows, i
     throw std::invalid_argument(fmt::format("{}: rows of {} weights, not a multiple of the block of 32", name(), cols));
   PackedMatrix p{rows, cols, std::vector<uint8_t>(packed_bytes(rows, cols))};
   const std::size_t row_bytes = p.bytes.size() / static_cast<std::size_t>(rows);
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r)
-    quantize_row_ggml(type_, w.data() + r * cols, p.bytes.data() + static_cast<std::size_t>(r) * row_bytes, cols);
+  parallel_for(rows, balanced_grain(rows, 4), [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r)
+      quantize_row_ggml(type_, w.data() + r * cols, p.bytes.data() + static_cast<std::size_t>(r) * row_bytes, cols);
+  });
   return p;
 }
 
@@ -100,21 +103,22 @@ void GgmlBlockScheme::dequantize(const PackedMatrix& p, std::span<float> out) co
     throw std::invalid_argument(fmt::format("{}: dequantize of a packed matrix of the wrong size", name()));
   const int64_t blocks = p.numel() / kBlock;
   const int64_t bytes = gguf::traits(type_).block_bytes;
-#pragma omp parallel for schedule(static)
-  for (int64_t b = 0; b < blocks; ++b) {
-    const uint8_t* y = p.bytes.data() + b * bytes;
-    float* o = out.data() + b * kBlock;
-    const float d = load_f16(y);
-    if (type_ == gguf::GgmlType::Q8_0) {
-      for (int64_t j = 0; j < kBlock; ++j) o[j] = d * static_cast<float>(static_cast<int8_t>(y[2 + j]));
-    } else {
-      const float m = load_f16(y + 2);
-      for (int64_t j = 0; j < kBlock / 2; ++j) {
-        o[j] = d * static_cast<float>(y[4 + j] & 0x0F) + m;
-        o[j + kBlock / 2] = d * static_cast<float>(y[4 + j] >> 4) + m;
+  parallel_for(blocks, balanced_grain(blocks, 64), [&](int64_t first, int64_t last) {
+    for (int64_t b = first; b < last; ++b) {
+      const uint8_t* y = p.bytes.data() + b * bytes;
+      float* o = out.data() + b * kBlock;
+      const float d = load_f16(y);
+      if (type_ == gguf::GgmlType::Q8_0) {
+        for (int64_t j = 0; j < kBlock; ++j) o[j] = d * static_cast<float>(static_cast<int8_t>(y[2 + j]));
+      } else {
+        const float m = load_f16(y + 2);
+        for (int64_t j = 0; j < kBlock / 2; ++j) {
+          o[j] = d * static_cast<float>(y[4 + j] & 0x0F) + m;
+          o[j + kBlock / 2] = d * static_cast<float>(y[4 + j] >> 4) + m;
+        }
       }
     }
-  }
+  });
 }
 
 }  // namespace infer::quant

@@ -46,6 +46,7 @@
 #include "nf4.hpp"
 #include "packed_kernels.hpp"
 #include "tensor/ops.hpp"  // num_threads
+#include "tensor/thread_pool.hpp"
 
 namespace infer::quant {
 namespace {
@@ -476,45 +477,46 @@ void matvec_fast(const View& v, const float* x, float* y) {
   }
   const auto [first, last] = row_bytes(v, 0);
   const int64_t ahead = std::max<int64_t>(1, kPrefetchBytes / std::max<int64_t>(1, last - first));
-#pragma omp parallel for schedule(dynamic, 64)
-  for (int64_t r = 0; r < v.rows; ++r) {
-    prefetch_row(v, r + ahead);
-    switch (v.format) {
-      case PackedFormat::int4_g128: y[r] = dot_nibble_row<false>(v, r, xr); break;
-      case PackedFormat::nf4: y[r] = dot_nibble_row<true>(v, r, xr); break;
-      default: y[r] = dot_q4_1_row(v, r, x); break;
+  parallel_for(v.rows, 64, [&](int64_t first_row, int64_t last_row) {
+    for (int64_t r = first_row; r < last_row; ++r) {
+      prefetch_row(v, r + ahead);
+      switch (v.format) {
+        case PackedFormat::int4_g128: y[r] = dot_nibble_row<false>(v, r, xr); break;
+        case PackedFormat::nf4: y[r] = dot_nibble_row<true>(v, r, xr); break;
+        default: y[r] = dot_q4_1_row(v, r, x); break;
+      }
     }
-  }
+  });
 }
 
 // Small batches: rows of W split over the threads, x in tiles of 4, 2, 1 rows.
 void matmul_rows(const View& v, const float* x, int64_t n, float* y) {
   const auto [first, last] = row_bytes(v, 0);
   const int64_t ahead = std::max<int64_t>(1, kPrefetchBytes / std::max<int64_t>(1, last - first));
-#pragma omp parallel for schedule(dynamic, 64)
-  for (int64_t r = 0; r < v.rows; ++r) {
-    prefetch_row(v, r + ahead);
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) dot_rows<4>(v, r, x, i, y);
-    if (i + 2 <= n) {
-      dot_rows<2>(v, r, x, i, y);
-      i += 2;
+  parallel_for(v.rows, 64, [&](int64_t first_row, int64_t last_row) {
+    for (int64_t r = first_row; r < last_row; ++r) {
+      prefetch_row(v, r + ahead);
+      int64_t i = 0;
+      for (; i + 4 <= n; i += 4) dot_rows<4>(v, r, x, i, y);
+      if (i + 2 <= n) {
+        dot_rows<2>(v, r, x, i, y);
+        i += 2;
+      }
+      if (i < n) dot_rows<1>(v, r, x, i, y);
     }
-    if (i < n) dot_rows<1>(v, r, x, i, y);
-  }
+  });
 }
 
 // Large batches: each thread decodes a panel of rows into its own buffer (about 192 KiB, so it
 // stays in cache) and multiplies it with every row of x. OpenBLAS runs on one thread inside
-// the parallel region.
+// each chunk of the thread pool.
 void matmul_panels(const View& v, const float* x, int64_t n, float* y) {
   const int64_t panel = std::clamp<int64_t>((int64_t{48} << 10) / v.cols / 8 * 8, 8, 256);
   const int64_t panels = ceil_div(v.rows, panel);
-#pragma omp parallel
-  {
-    std::vector<float> buffer(static_cast<std::size_t>(panel * v.cols));
-#pragma omp for schedule(static)
-    for (int64_t p = 0; p < panels; ++p) {
+  parallel_for(panels, 1, [&](int64_t first_panel, int64_t last_panel) {
+    thread_local std::vector<float> buffer;
+    buffer.resize(static_cast<std::size_t>(panel * v.cols));
+    for (int64_t p = first_panel; p < last_panel; ++p) {
       const int64_t r0 = p * panel, count = std::min(panel, v.rows - r0);
       for (int64_t r = 0; r < count; ++r) {
         StoreSink sink{buffer.data() + r * v.cols};
@@ -524,7 +526,7 @@ void matmul_panels(const View& v, const float* x, int64_t n, float* y) {
                   static_cast<int>(v.cols), 1.0f, x, static_cast<int>(v.cols), buffer.data(), static_cast<int>(v.cols),
                   0.0f, y + r0, static_cast<int>(v.rows));
     }
-  }
+  });
 }
 
 }  // namespace

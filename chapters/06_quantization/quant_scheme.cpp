@@ -2,10 +2,12 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include "absmax.hpp"
 #include "ggml_blocks.hpp"
 #include "nf4.hpp"
+#include "tensor/thread_pool.hpp"
 
 namespace infer::quant {
 
@@ -18,13 +20,22 @@ std::vector<float> round_trip(const QuantScheme& scheme, std::span<const float> 
 
 double relative_error(std::span<const float> w, std::span<const float> w_hat) {
   if (w.size() != w_hat.size()) throw std::invalid_argument("relative_error: sizes differ");
+  // Sums per fixed chunk, added in chunk order: the same bits however the threads run.
+  const auto n = static_cast<int64_t>(w.size());
+  const int64_t grain = 1 << 16;
+  std::vector<double> chunk_diff(static_cast<std::size_t>((n + grain - 1) / grain)), chunk_norm(chunk_diff.size());
+  parallel_for(n, grain, [&](int64_t first, int64_t last) {
+    double d = 0, m = 0;
+    for (int64_t i = first; i < last; ++i) {
+      const double a = w[static_cast<std::size_t>(i)], e = a - static_cast<double>(w_hat[static_cast<std::size_t>(i)]);
+      d += e * e;
+      m += a * a;
+    }
+    chunk_diff[static_cast<std::size_t>(first / grain)] = d;
+    chunk_norm[static_cast<std::size_t>(first / grain)] = m;
+  });
   double diff = 0, norm = 0;
-#pragma omp parallel for reduction(+ : diff, norm) schedule(static)
-  for (std::size_t i = 0; i < w.size(); ++i) {
-    const double a = w[i], e = a - static_cast<double>(w_hat[i]);
-    diff += e * e;
-    norm += a * a;
-  }
+  for (std::size_t c = 0; c < chunk_diff.size(); ++c) diff += chunk_diff[c], norm += chunk_norm[c];
   if (norm == 0) return diff == 0 ? 0.0 : INFINITY;
   return std::sqrt(diff / norm);
 }

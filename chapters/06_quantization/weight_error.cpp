@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "measure/progress.hpp"
+#include "tensor/thread_pool.hpp"
 
 namespace infer::quant {
 
@@ -77,21 +79,24 @@ std::vector<SchemeErrors> weight_errors(const std::vector<NamedMatrix>& matrices
     SchemeErrors se{scheme->name(), std::vector<double>(matrices.size()), 0, 0};
     std::vector<int64_t> bytes(matrices.size());
     // One matrix per thread (the schemes' own loops then run serially inside each).
-#pragma omp parallel for schedule(dynamic, 1)
-    for (std::size_t i = 0; i < matrices.size(); ++i) {
-      const NamedMatrix& m = matrices[i];
-      const int64_t rows = m.weight.dim(0), cols = m.weight.dim(1);
-      const std::span<const float> w(m.weight.host<float>(), static_cast<std::size_t>(rows * cols));
-      const PackedMatrix packed = scheme->quantize(w, rows, cols);
-      std::vector<float> w_hat(w.size());
-      scheme->dequantize(packed, w_hat);
-      se.errors[i] = relative_error(w, w_hat);
-      bytes[i] = static_cast<int64_t>(packed.bytes.size());
-      if (bar) {
-#pragma omp critical(ch06_progress)
-        bar->advance();
+    std::mutex bar_mutex;
+    const auto count = static_cast<int64_t>(matrices.size());
+    parallel_for(count, 1, [&](int64_t first, int64_t last) {
+      for (auto i = static_cast<std::size_t>(first); i < static_cast<std::size_t>(last); ++i) {
+        const NamedMatrix& m = matrices[i];
+        const int64_t rows = m.weight.dim(0), cols = m.weight.dim(1);
+        const std::span<const float> w(m.weight.host<float>(), static_cast<std::size_t>(rows * cols));
+        const PackedMatrix packed = scheme->quantize(w, rows, cols);
+        std::vector<float> w_hat(w.size());
+        scheme->dequantize(packed, w_hat);
+        se.errors[i] = relative_error(w, w_hat);
+        bytes[i] = static_cast<int64_t>(packed.bytes.size());
+        if (bar) {
+          const std::lock_guard<std::mutex> lock(bar_mutex);
+          bar->advance();
+        }
       }
-    }
+    });
     for (std::size_t i = 0; i < matrices.size(); ++i) {
       se.packed_bytes += bytes[i];
       se.weights += matrices[i].weight.numel();

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "tensor/thread_pool.hpp"
+
 namespace infer::train {
 
 void AdamW::step(std::span<float> params, std::span<const float> grads, double lr) {
@@ -17,14 +19,15 @@ void AdamW::step(std::span<float> params, std::span<const float> grads, double l
   const double bias1 = 1.0 - std::pow(o_.beta1, t_), bias2 = 1.0 - std::pow(o_.beta2, t_);
   const float b1 = static_cast<float>(o_.beta1), b2 = static_cast<float>(o_.beta2);
   const std::size_t n = params.size();
-#pragma omp parallel for schedule(static) if (static_cast<int64_t>(n) >= kParallelMin)
-  for (std::size_t i = 0; i < n; ++i) {
-    const float g = grads[i];
-    m_[i] = b1 * m_[i] + (1.0f - b1) * g;
-    v_[i] = b2 * v_[i] + (1.0f - b2) * g * g;
-    const double m_hat = m_[i] / bias1, v_hat = v_[i] / bias2;
-    params[i] -= static_cast<float>(lr * (m_hat / (std::sqrt(v_hat) + o_.eps) + o_.weight_decay * params[i]));
-  }
+  parallel_for(n, (static_cast<int64_t>(n) >= kParallelMin) ? balanced_grain(n, 4096) : n, [&](int64_t first, int64_t last) {
+    for (std::size_t i = static_cast<std::size_t>(first); i < static_cast<std::size_t>(last); ++i) {
+      const float g = grads[i];
+      m_[i] = b1 * m_[i] + (1.0f - b1) * g;
+      v_[i] = b2 * v_[i] + (1.0f - b2) * g * g;
+      const double m_hat = m_[i] / bias1, v_hat = v_[i] / bias2;
+      params[i] -= static_cast<float>(lr * (m_hat / (std::sqrt(v_hat) + o_.eps) + o_.weight_decay * params[i]));
+    }
+  });
 }
 
 double LrSchedule::at(int step) const {

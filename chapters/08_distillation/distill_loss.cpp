@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "tensor/thread_pool.hpp"
+
 namespace infer::train {
 namespace {
 
@@ -43,43 +45,44 @@ double distillation_loss(const T* logits, int N, int V, std::span<const int32_t>
   const double inv_count = scored > 0 ? 1.0 / scored : 0.0;
   std::vector<double> row_loss(static_cast<std::size_t>(N), 0.0);  // summed in order below: same run, same bits
 
-#pragma omp parallel for schedule(static) if (static_cast<int64_t>(N) * V >= kParallelMin)
-  for (int r = 0; r < N; ++r) {
-    const T* s = logits + static_cast<int64_t>(r) * V;
-    T* ds = d_logits + static_cast<int64_t>(r) * V;
-    const int32_t y = labels[static_cast<std::size_t>(r)];
-    if (y < 0) {
-      std::fill(ds, ds + V, T(0));
-      continue;
-    }
-    double loss = 0.0;
-    // hard: −log q_1[y], gradient q_1 − onehot(y)
-    if (w_hard > 0) {
-      const double lse = log_sum_exp(s, V, 1.0);
-      loss += w_hard * (lse - s[y]);
-      for (int j = 0; j < V; ++j) ds[j] = static_cast<T>(w_hard * std::exp(s[j] - lse));
-      ds[y] -= static_cast<T>(w_hard);
-    } else {
-      std::fill(ds, ds + V, T(0));
-    }
-    // soft: τ² KL(p_τ ‖ q_τ), gradient τ (q_τ − p_τ)
-    if (w_soft > 0) {
-      const int k = soft->k;
-      const int32_t* ids = soft->ids.data() + static_cast<int64_t>(r) * k;
-      const float* z = soft->logits.data() + static_cast<int64_t>(r) * k;
-      const double lse_s = log_sum_exp(s, V, 1.0 / tau), lse_z = log_sum_exp(z, k, 1.0 / tau);
-      double kl = 0.0;
-      for (int j = 0; j < V; ++j) ds[j] += static_cast<T>(w_soft * tau * std::exp(s[j] / tau - lse_s));
-      for (int i = 0; i < k; ++i) {
-        const double log_p = z[i] / tau - lse_z, log_q = s[ids[i]] / tau - lse_s, p = std::exp(log_p);
-        kl += p * (log_p - log_q);
-        ds[ids[i]] -= static_cast<T>(w_soft * tau * p);
+  parallel_for(N, (static_cast<int64_t>(N) * V >= kParallelMin) ? balanced_grain(N, 1) : N, [&](int64_t first, int64_t last) {
+    for (int r = static_cast<int>(first); r < last; ++r) {
+      const T* s = logits + static_cast<int64_t>(r) * V;
+      T* ds = d_logits + static_cast<int64_t>(r) * V;
+      const int32_t y = labels[static_cast<std::size_t>(r)];
+      if (y < 0) {
+        std::fill(ds, ds + V, T(0));
+        continue;
       }
-      loss += w_soft * tau * tau * kl;
+      double loss = 0.0;
+      // hard: −log q_1[y], gradient q_1 − onehot(y)
+      if (w_hard > 0) {
+        const double lse = log_sum_exp(s, V, 1.0);
+        loss += w_hard * (lse - s[y]);
+        for (int j = 0; j < V; ++j) ds[j] = static_cast<T>(w_hard * std::exp(s[j] - lse));
+        ds[y] -= static_cast<T>(w_hard);
+      } else {
+        std::fill(ds, ds + V, T(0));
+      }
+      // soft: τ² KL(p_τ ‖ q_τ), gradient τ (q_τ − p_τ)
+      if (w_soft > 0) {
+        const int k = soft->k;
+        const int32_t* ids = soft->ids.data() + static_cast<int64_t>(r) * k;
+        const float* z = soft->logits.data() + static_cast<int64_t>(r) * k;
+        const double lse_s = log_sum_exp(s, V, 1.0 / tau), lse_z = log_sum_exp(z, k, 1.0 / tau);
+        double kl = 0.0;
+        for (int j = 0; j < V; ++j) ds[j] += static_cast<T>(w_soft * tau * std::exp(s[j] / tau - lse_s));
+        for (int i = 0; i < k; ++i) {
+          const double log_p = z[i] / tau - lse_z, log_q = s[ids[i]] / tau - lse_s, p = std::exp(log_p);
+          kl += p * (log_p - log_q);
+          ds[ids[i]] -= static_cast<T>(w_soft * tau * p);
+        }
+        loss += w_soft * tau * tau * kl;
+      }
+      for (int j = 0; j < V; ++j) ds[j] = static_cast<T>(ds[j] * inv_count);
+      row_loss[static_cast<std::size_t>(r)] = loss;
     }
-    for (int j = 0; j < V; ++j) ds[j] = static_cast<T>(ds[j] * inv_count);
-    row_loss[static_cast<std::size_t>(r)] = loss;
-  }
+  });
   double total = 0.0;
   for (double l : row_loss) total += l;
   return total * inv_count;

@@ -7,15 +7,19 @@
 #include <limits>
 #include <vector>
 
+#include "tensor/thread_pool.hpp"
+
 namespace infer::train {
 
 template <class T>
 void attention_forward(const T* q, const T* k, const T* v, const AttentionShape& a, T* probs, T* out) {
   const int64_t q_stride = a.q_stride(), kv_stride = a.kv_stride();
   const T scale = T(1) / std::sqrt(static_cast<T>(a.D));
-#pragma omp parallel for collapse(2) schedule(static) if (a.work() >= kParallelMin)
-  for (int b = 0; b < a.B; ++b) {
-    for (int h = 0; h < a.H; ++h) {
+  // One item per (sequence, head) pair.
+  const int64_t pairs = static_cast<int64_t>(a.B) * a.H;
+  parallel_for(pairs, a.work() >= kParallelMin ? 1 : pairs, [&](int64_t first, int64_t last) {
+    for (int64_t pair = first; pair < last; ++pair) {
+      const int b = static_cast<int>(pair / a.H), h = static_cast<int>(pair % a.H);
       const int64_t row0 = static_cast<int64_t>(b) * a.S;  // first row of sequence b
       const int64_t kv_off = static_cast<int64_t>(h / a.group()) * a.D;
       for (int t = 0; t < a.S; ++t) {
@@ -47,7 +51,7 @@ void attention_forward(const T* q, const T* k, const T* v, const AttentionShape&
         }
       }
     }
-  }
+  });
 }
 
 template <class T>
@@ -58,9 +62,10 @@ void attention_backward(const T* d_out, const T* q, const T* k, const T* v, cons
   const T scale = T(1) / std::sqrt(static_cast<T>(a.D));
   // One task per (sequence, key/value head): the query heads of a group all write the same
   // dk and dv rows, so they run in one task, and no two tasks write the same element.
-#pragma omp parallel for collapse(2) schedule(static) if (a.work() >= kParallelMin)
-  for (int b = 0; b < a.B; ++b) {
-    for (int hk = 0; hk < a.H_kv; ++hk) {
+  const int64_t pairs = static_cast<int64_t>(a.B) * a.H_kv;
+  parallel_for(pairs, a.work() >= kParallelMin ? 1 : pairs, [&](int64_t first, int64_t last) {
+    for (int64_t pair = first; pair < last; ++pair) {
+      const int b = static_cast<int>(pair / a.H_kv), hk = static_cast<int>(pair % a.H_kv);
       const int64_t row0 = static_cast<int64_t>(b) * a.S;
       const int64_t kv_off = static_cast<int64_t>(hk) * a.D;
       std::vector<T> dp(static_cast<std::size_t>(a.S));
@@ -97,7 +102,7 @@ void attention_backward(const T* d_out, const T* q, const T* k, const T* v, cons
         }
       }
     }
-  }
+  });
 }
 
 template void attention_forward<float>(const float*, const float*, const float*, const AttentionShape&, float*, float*);

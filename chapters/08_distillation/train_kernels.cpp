@@ -4,45 +4,49 @@
 #include <vector>
 
 #include "gemm.hpp"
+#include "tensor/thread_pool.hpp"
 
 namespace infer::train {
 
 template <class T>
 void rmsnorm_forward(const T* x, const T* w, int N, int d, double eps, T* y, T* inv_rms) {
   const bool parallel = static_cast<int64_t>(N) * d >= kParallelMin;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int r = 0; r < N; ++r) {
-    const T* xr = x + static_cast<int64_t>(r) * d;
-    double sum_sq = 0.0;  // in double, as lib's rmsnorm
-    for (int i = 0; i < d; ++i) sum_sq += static_cast<double>(xr[i]) * xr[i];
-    const T scale = static_cast<T>(1.0 / std::sqrt(sum_sq / d + eps));
-    inv_rms[r] = scale;
-    for (int i = 0; i < d; ++i) y[static_cast<int64_t>(r) * d + i] = xr[i] * scale * w[i];
-  }
+  parallel_for(N, (parallel) ? balanced_grain(N, 1) : N, [&](int64_t first, int64_t last) {
+    for (int r = static_cast<int>(first); r < last; ++r) {
+      const T* xr = x + static_cast<int64_t>(r) * d;
+      double sum_sq = 0.0;  // in double, as lib's rmsnorm
+      for (int i = 0; i < d; ++i) sum_sq += static_cast<double>(xr[i]) * xr[i];
+      const T scale = static_cast<T>(1.0 / std::sqrt(sum_sq / d + eps));
+      inv_rms[r] = scale;
+      for (int i = 0; i < d; ++i) y[static_cast<int64_t>(r) * d + i] = xr[i] * scale * w[i];
+    }
+  });
 }
 
 template <class T>
 void rmsnorm_backward(const T* d_out, const T* x, const T* w, const T* inv_rms, int N, int d, T* dx, T* dw) {
   const bool parallel = static_cast<int64_t>(N) * d >= kParallelMin;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int r = 0; r < N; ++r) {
-    const T* xr = x + static_cast<int64_t>(r) * d;
-    const T* dyr = d_out + static_cast<int64_t>(r) * d;
-    const double s = inv_rms[r];
-    double dot = 0.0;  // Σ_i (dy ⊙ w)_i x_i
-    for (int i = 0; i < d; ++i) dot += static_cast<double>(dyr[i]) * w[i] * xr[i];
-    const double c = dot * s * s * s / d;
-    for (int i = 0; i < d; ++i)
-      dx[static_cast<int64_t>(r) * d + i] += static_cast<T>(s * dyr[i] * w[i] - c * xr[i]);
-  }
+  parallel_for(N, (parallel) ? balanced_grain(N, 1) : N, [&](int64_t first, int64_t last) {
+    for (int r = static_cast<int>(first); r < last; ++r) {
+      const T* xr = x + static_cast<int64_t>(r) * d;
+      const T* dyr = d_out + static_cast<int64_t>(r) * d;
+      const double s = inv_rms[r];
+      double dot = 0.0;  // Σ_i (dy ⊙ w)_i x_i
+      for (int i = 0; i < d; ++i) dot += static_cast<double>(dyr[i]) * w[i] * xr[i];
+      const double c = dot * s * s * s / d;
+      for (int i = 0; i < d; ++i)
+        dx[static_cast<int64_t>(r) * d + i] += static_cast<T>(s * dyr[i] * w[i] - c * xr[i]);
+    }
+  });
   // dw sums over rows: split the columns between threads so that no two write one element.
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int i = 0; i < d; ++i) {
-    double sum = 0.0;
-    for (int r = 0; r < N; ++r)
-      sum += static_cast<double>(d_out[static_cast<int64_t>(r) * d + i]) * x[static_cast<int64_t>(r) * d + i] * inv_rms[r];
-    dw[i] += static_cast<T>(sum);
-  }
+  parallel_for(d, (parallel) ? balanced_grain(d, 16) : d, [&](int64_t first, int64_t last) {
+    for (int i = static_cast<int>(first); i < last; ++i) {
+      double sum = 0.0;
+      for (int r = 0; r < N; ++r)
+        sum += static_cast<double>(d_out[static_cast<int64_t>(r) * d + i]) * x[static_cast<int64_t>(r) * d + i] * inv_rms[r];
+      dw[i] += static_cast<T>(sum);
+    }
+  });
 }
 
 template <class T>
@@ -62,20 +66,21 @@ template <class T>
 void rotate_pairs(T* x, int N, int seq_len, int heads, int D, double theta, double sign) {
   std::vector<double> inv_freq(static_cast<std::size_t>(D / 2));  // theta^(−2j/D)
   for (int j = 0; j < D / 2; ++j) inv_freq[static_cast<std::size_t>(j)] = std::pow(theta, -2.0 * j / D);
-#pragma omp parallel for schedule(static) if (static_cast<int64_t>(N) * heads * D >= kParallelMin)
-  for (int r = 0; r < N; ++r) {
-    const int position = r % seq_len;
-    for (int j = 0; j < D / 2; ++j) {
-      const double angle = position * inv_freq[static_cast<std::size_t>(j)];
-      const T c = static_cast<T>(std::cos(angle)), s = static_cast<T>(sign * std::sin(angle));
-      for (int h = 0; h < heads; ++h) {
-        T* p = x + static_cast<int64_t>(r) * heads * D + h * D + 2 * j;
-        const T a = p[0], b = p[1];
-        p[0] = a * c - b * s;
-        p[1] = a * s + b * c;
+  parallel_for(N, (static_cast<int64_t>(N) * heads * D >= kParallelMin) ? balanced_grain(N, 1) : N, [&](int64_t first, int64_t last) {
+    for (int r = static_cast<int>(first); r < last; ++r) {
+      const int position = r % seq_len;
+      for (int j = 0; j < D / 2; ++j) {
+        const double angle = position * inv_freq[static_cast<std::size_t>(j)];
+        const T c = static_cast<T>(std::cos(angle)), s = static_cast<T>(sign * std::sin(angle));
+        for (int h = 0; h < heads; ++h) {
+          T* p = x + static_cast<int64_t>(r) * heads * D + h * D + 2 * j;
+          const T a = p[0], b = p[1];
+          p[0] = a * c - b * s;
+          p[1] = a * s + b * c;
+        }
       }
     }
-  }
+  });
 }
 }  // namespace
 
@@ -91,19 +96,22 @@ void rope_backward(T* d_out, int N, int seq_len, int heads, int D, double theta)
 
 template <class T>
 void swiglu_forward(const T* g, const T* u, int64_t n, T* out) {
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (int64_t i = 0; i < n; ++i) out[i] = g[i] / (T(1) + std::exp(-g[i])) * u[i];
+  parallel_for(n, (n >= kParallelMin) ? balanced_grain(n, 4096) : n, [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i)
+        out[i] = g[i] / (T(1) + std::exp(-g[i])) * u[i];
+  });
 }
 
 template <class T>
 void swiglu_backward(const T* d_out, const T* g, const T* u, int64_t n, T* dg, T* du) {
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (int64_t i = 0; i < n; ++i) {
-    const T sigma = T(1) / (T(1) + std::exp(-g[i]));
-    const T silu = g[i] * sigma;
-    dg[i] += d_out[i] * u[i] * sigma * (T(1) + g[i] * (T(1) - sigma));
-    du[i] += d_out[i] * silu;
-  }
+  parallel_for(n, (n >= kParallelMin) ? balanced_grain(n, 4096) : n, [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i) {
+      const T sigma = T(1) / (T(1) + std::exp(-g[i]));
+      const T silu = g[i] * sigma;
+      dg[i] += d_out[i] * u[i] * sigma * (T(1) + g[i] * (T(1) - sigma));
+      du[i] += d_out[i] * silu;
+    }
+  });
 }
 
 #define INSTANTIATE(T)                                                                             \

@@ -13,7 +13,7 @@
 
 namespace infer {
 
-// Threads used by the CPU backend (OpenMP loops and OpenBLAS). Default: all cores.
+// Threads used by the CPU backend (lib's thread pool, tensor/thread_pool.hpp). Default: all cores.
 void set_num_threads(int n);
 int num_threads();
 

@@ -1,5 +1,6 @@
-// The CPU backend: matrix products through OpenBLAS, everything else written with xtensor
-// views over our own storage (xt::adapt, no copies) and OpenMP loops over rows or heads.
+// The CPU backend: matrix products through OpenBLAS or our own small-batch kernel, everything
+// else written with xtensor views over our own storage (xt::adapt, no copies); loops over rows
+// or heads run on lib's thread pool (tensor/thread_pool.hpp).
 #include "tensor/ops_cpu.hpp"
 
 #include <algorithm>
@@ -10,13 +11,13 @@
 #include <vector>
 
 #include <cblas.h>
-#include <omp.h>
 
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xview.hpp>
 
 #include "tensor/ops.hpp"
+#include "tensor/thread_pool.hpp"
 
 // OpenBLAS's own thread control (declared in its cblas.h on most builds; repeated here so that
 // a cblas.h from another vendor still compiles).
@@ -30,8 +31,11 @@ int g_threads = 0;  // 0 until set: all cores
 void set_num_threads(int n) {
   if (n <= 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   g_threads = n;
-  omp_set_num_threads(n);
-  openblas_set_num_threads(n);
+  // OpenBLAS runs single-threaded inside our pool's chunks (cpu::sgemm splits the work), so that
+  // the program has one set of threads, not two sets spinning against each other. OpenBLAS's
+  // OpenMP build reads the thread count of the calling thread, so every worker sets it too.
+  openblas_set_num_threads(1);
+  resize_thread_pool(n, [] { openblas_set_num_threads(1); });
 }
 
 int num_threads() {
@@ -97,8 +101,8 @@ constexpr int kBlock = 2;  // 2 rows × 4 registers of accumulators, of 16 AVX2 
 #endif
 static void matmul_rows(int n, int m, int k, const float* w, const float* x, float* y) {
   const auto at = [](int a, int b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); };
-#pragma omp parallel for schedule(static)
-  for (int row = 0; row < m; ++row) {
+  parallel_for(m, balanced_grain(m, 16), [&](int64_t first, int64_t last) {
+  for (int row = static_cast<int>(first); row < last; ++row) {
     const float* wr = w + at(row, k);
     float out[kBlock];
     const float* xs[kBlock];
@@ -114,6 +118,35 @@ static void matmul_rows(int n, int m, int k, const float* w, const float* x, flo
       y[at(t, m) + static_cast<std::size_t>(row)] = out[0];
     }
   }
+  });
+}
+
+// 128 rows of weights × 576 inputs is 288 KiB: a block's share of B stays in L2 while OpenBLAS
+// runs through it, and packing A again for each block costs a few percent.
+constexpr int64_t kSgemmBlock = 128;
+
+void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, const float* B,
+           float beta, float* C) {
+  num_threads();  // the pool and OpenBLAS's single-thread setting are in place
+  const int lda = trans_a ? M : K, ldb = trans_b ? K : N;
+  const auto ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
+  const auto offset = [](int64_t i, int64_t ld) { return static_cast<std::size_t>(i * ld); };
+  // Split the larger side of C in blocks of kSgemmBlock whole rows or columns; each block is an
+  // ordinary single-threaded sgemm. The blocks depend on the shape alone, not on the thread
+  // count, so a product gets the same bits on 1 thread or 16. (They are not always the bits of
+  // one unsplit call: OpenBLAS picks different kernels for small shapes.)
+  if (M >= N) {
+    parallel_for(M, kSgemmBlock, [&](int64_t r0, int64_t r1) {
+      const float* a = trans_a ? A + r0 : A + offset(r0, lda);
+      cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(r1 - r0), N, K, alpha, a, lda, B, ldb, beta,
+                  C + offset(r0, N), N);
+    });
+  } else {
+    parallel_for(N, kSgemmBlock, [&](int64_t c0, int64_t c1) {
+      const float* b = trans_b ? B + offset(c0, ldb) : B + c0;
+      cblas_sgemm(CblasRowMajor, ta, tb, M, static_cast<int>(c1 - c0), K, alpha, A, lda, b, ldb, beta, C + c0, N);
+    });
+  }
 }
 
 void matmul_t(const Tensor& x, const Tensor& w, Tensor& y) {
@@ -122,8 +155,7 @@ void matmul_t(const Tensor& x, const Tensor& w, Tensor& y) {
   if (n <= kSmallN) {
     matmul_rows(n, m, k, w.host<float>(), x.host<float>(), y.host<float>());  // decode, small batches
   } else {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, m, k, 1.0f, x.host<float>(), k,
-                w.host<float>(), k, 0.0f, y.host<float>(), m);
+    sgemm(false, true, n, m, k, 1.0f, x.host<float>(), w.host<float>(), 0.0f, y.host<float>());  // prefill
   }
 }
 
@@ -140,8 +172,8 @@ void rmsnorm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) {
   auto w = view1d(weight);
   const int64_t rows = x.dim(0);
   const int64_t d = x.dim(1);
-#pragma omp parallel for schedule(static) if (rows > 1)
-  for (int64_t r = 0; r < rows; ++r) {
+  parallel_for(rows, balanced_grain(rows, 4), [&](int64_t first, int64_t last) {
+  for (int64_t r = first; r < last; ++r) {
     auto xr = xt::view(src, r, xt::all());
     // Sum of squares in double: 576 terms of very different sizes lose digits in float.
     double sum_sq = 0.0;
@@ -149,6 +181,7 @@ void rmsnorm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) {
     const float scale = static_cast<float>(1.0 / std::sqrt(sum_sq / static_cast<double>(d) + eps));
     xt::view(dst, r, xt::all()) = xr * scale * w;
   }
+  });
 }
 
 void rope(Tensor& x, int n_heads, std::span<const int32_t> positions, float theta) {
@@ -159,8 +192,8 @@ void rope(Tensor& x, int n_heads, std::span<const int32_t> positions, float thet
   std::vector<double> inv_freq(static_cast<std::size_t>(head_dim / 2));
   for (std::size_t j = 0; j < inv_freq.size(); ++j)
     inv_freq[j] = std::pow(static_cast<double>(theta), -2.0 * static_cast<double>(j) / static_cast<double>(head_dim));
-#pragma omp parallel for schedule(static) if (rows > 1)
-  for (int64_t r = 0; r < rows; ++r) {
+  parallel_for(rows, balanced_grain(rows, 4), [&](int64_t first, int64_t last) {
+  for (int64_t r = first; r < last; ++r) {
     for (std::size_t j = 0; j < inv_freq.size(); ++j) {
       const double angle = positions[static_cast<std::size_t>(r)] * inv_freq[j];
       const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
@@ -172,6 +205,7 @@ void rope(Tensor& x, int n_heads, std::span<const int32_t> positions, float thet
       }
     }
   }
+  });
 }
 
 void silu_mul(const Tensor& gate, const Tensor& up, Tensor& out) {
@@ -198,13 +232,16 @@ void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, i
   const float* vp = v.host<float>();
   float* op = out.host<float>();
 
-  // One (query, head) pair per iteration; every pair is independent.
-#pragma omp parallel
-  {
-    std::vector<float> scores(static_cast<std::size_t>(pos0 + n_queries));
-#pragma omp for schedule(static) collapse(2)
-    for (int64_t t = 0; t < n_queries; ++t) {
-      for (int h = 0; h < n_heads; ++h) {
+  // One (query, head) pair per item; every pair is independent. In a causal prefill later
+  // queries see more keys, so the pairs are handed out in small chunks, not in halves.
+  const int64_t pairs = n_queries * n_heads;
+  parallel_for(pairs, balanced_grain(pairs, 1), [&](int64_t first, int64_t last) {
+    thread_local std::vector<float> scores;
+    scores.resize(static_cast<std::size_t>(pos0 + n_queries));
+    for (int64_t pair = first; pair < last; ++pair) {
+      const int64_t t = pair / n_heads;
+      const int h = static_cast<int>(pair % n_heads);
+      {
         const int64_t n_keys = pos0 + t + 1;  // causal: keys 0 … pos0 + t
         const float* qh = qp + t * q_stride + h * head_dim;
         const int64_t kv_offset = (h / group) * head_dim;  // the shared key/value head
@@ -238,7 +275,7 @@ void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, i
         }
       }
     }
-  }
+  });
 }
 
 void repeat_heads(const Tensor& x, int n_kv_heads, int repeats, Tensor& out) {

@@ -1,0 +1,202 @@
+// The shared CPU thread pool (see thread_pool.hpp for why it exists).
+//
+// One 64-bit word describes the job on offer: the job's generation number in the high 32 bits,
+// the chunks not yet claimed in the low 32. A thread claims a chunk by decrementing the word with
+// a compare-and-swap, so a claim can only succeed on the job it looked at: a worker that wakes up
+// late, after its job finished and a new one began, cannot run a chunk of the wrong job. Chunk
+// `remaining - 1` is the one claimed, so chunks go out from the last to the first.
+#include "tensor/thread_pool.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+static inline void cpu_relax() { _mm_pause(); }
+#else
+static inline void cpu_relax() {}
+#endif
+
+namespace infer {
+namespace {
+
+// Measured with tests/bench/bench_contention.sh (the ch07 README and tests/bench/README give the
+// numbers): long enough that the gaps between the ~240 regions of a decode step never put a
+// worker to sleep, short enough that an idle worker gives its core back within a fraction of a
+// millisecond on a loaded machine.
+constexpr int kSpinMicroseconds = 1000;
+
+thread_local bool t_inside_job = false;  // true in workers, and in a caller while it runs a job
+
+using Clock = std::chrono::steady_clock;
+
+class ThreadPool {
+ public:
+  ThreadPool(int threads, void (*on_start)()) : spin_(std::chrono::microseconds(spin_microseconds())), on_start_(on_start) {
+    for (int i = 1; i < threads; ++i)
+      workers_.emplace_back([this, on_start] {
+        if (on_start != nullptr) on_start();
+        worker_loop();
+      });
+  }
+
+  ~ThreadPool() {
+    stop_.store(true, std::memory_order_seq_cst);
+    wake_.fetch_add(1, std::memory_order_seq_cst);
+    wake_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
+
+  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+  auto on_start() const { return on_start_; }
+
+  // Runs the job on this thread and the workers; false (nothing run) if another thread of the
+  // program is using the pool right now.
+  bool run(int64_t n, int64_t grain, ChunkBody body) {
+    std::unique_lock<std::mutex> owner(owner_, std::try_to_lock);
+    if (!owner.owns_lock()) return false;
+    n_ = n;
+    grain_ = grain;
+    body_ = body;
+    const auto chunks = static_cast<uint32_t>((n + grain - 1) / grain);
+    done_.store(0, std::memory_order_relaxed);
+    ++generation_;
+    // Publish: everything written above becomes visible to whoever claims a chunk of this job.
+    state_.store((static_cast<uint64_t>(generation_) << 32) | chunks, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+      wake_.fetch_add(1, std::memory_order_seq_cst);
+      wake_.notify_all();
+    }
+    t_inside_job = true;
+    run_chunks();
+    t_inside_job = false;
+    // Only chunks that some thread has claimed and is still running are waited for.
+    for (int spins = 0; done_.load(std::memory_order_acquire) < chunks; ++spins) {
+      if (spins < 4096) cpu_relax();
+      else std::this_thread::yield();  // the thread running it may be waiting for a core
+    }
+    return true;
+  }
+
+ private:
+  static uint32_t generation_of(uint64_t state) { return static_cast<uint32_t>(state >> 32); }
+  static uint32_t remaining_of(uint64_t state) { return static_cast<uint32_t>(state); }
+
+  // Claims and runs chunks of the current job until none is left.
+  void run_chunks() {
+    uint64_t s = state_.load(std::memory_order_acquire);
+    while (remaining_of(s) > 0) {
+      if (!state_.compare_exchange_weak(s, s - 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+      const int64_t chunk = remaining_of(s) - 1;
+      const int64_t begin = chunk * grain_, end = std::min(n_, begin + grain_);
+      body_.call(body_.closure, begin, end);
+      done_.fetch_add(1, std::memory_order_release);
+      s = state_.load(std::memory_order_acquire);
+    }
+  }
+
+  void worker_loop() {
+    t_inside_job = true;  // a parallel_for inside a chunk runs serially
+    uint32_t seen = 0;    // the generation of the last job this worker looked at
+    while (!stop_.load(std::memory_order_acquire)) {
+      const uint64_t s = state_.load(std::memory_order_acquire);
+      if (generation_of(s) == seen) {
+        wait_for_new_job(seen);
+        continue;
+      }
+      seen = generation_of(s);
+      run_chunks();
+    }
+  }
+
+  // Spin for spin_ (the next region of a forward pass usually comes within microseconds), then
+  // sleep on a futex until a caller publishes a job and sees a sleeper.
+  void wait_for_new_job(uint32_t seen) {
+    const auto give_up = Clock::now() + spin_;
+    for (int i = 1;; ++i) {
+      if (generation_of(state_.load(std::memory_order_acquire)) != seen || stop_.load(std::memory_order_relaxed))
+        return;
+      cpu_relax();
+      if (i % 64 == 0 && Clock::now() > give_up) break;
+    }
+    // The order matters: announce the sleeper, read the wake counter, then look at the job once
+    // more. A caller publishes the job before it reads sleepers_, so either it sees this sleeper
+    // and bumps wake_ (and the wait below returns at once), or this thread sees the new job.
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    const uint32_t ticket = wake_.load(std::memory_order_seq_cst);
+    if (generation_of(state_.load(std::memory_order_seq_cst)) == seen && !stop_.load(std::memory_order_seq_cst))
+      wake_.wait(ticket, std::memory_order_seq_cst);
+    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+  }
+
+  const Clock::duration spin_;
+  void (*const on_start_)();
+  std::vector<std::thread> workers_;
+  std::mutex owner_;  // held by the one caller whose job is on offer
+
+  // The job: written by the owner before it publishes state_, read by a thread only after it
+  // has claimed a chunk, which the owner waits for before writing the next job.
+  int64_t n_ = 0, grain_ = 1;
+  ChunkBody body_{};
+  uint32_t generation_ = 0;
+
+  std::atomic<uint64_t> state_{0};  // generation << 32 | chunks not yet claimed
+  std::atomic<uint32_t> done_{0};   // chunks finished
+  std::atomic<int> sleepers_{0};
+  std::atomic<uint32_t> wake_{0};
+  std::atomic<bool> stop_{false};
+};
+
+std::mutex g_pool_mutex;
+std::unique_ptr<ThreadPool> g_pool;
+
+ThreadPool* pool() {
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  if (!g_pool)  // until set_num_threads (tensor/ops.hpp) says otherwise: all cores
+    g_pool = std::make_unique<ThreadPool>(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), nullptr);
+  return g_pool.get();
+}
+
+void run_serially(int64_t n, int64_t grain, ChunkBody body) {
+  for (int64_t begin = 0; begin < n; begin += grain) body.call(body.closure, begin, std::min(n, begin + grain));
+}
+
+}  // namespace
+
+int spin_microseconds() {
+  static const int us = [] {
+    const char* env = std::getenv("INFER_SPIN_US");
+    return env != nullptr ? std::max(0, std::atoi(env)) : kSpinMicroseconds;
+  }();
+  return us;
+}
+
+void resize_thread_pool(int threads, void (*on_start)()) {
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  if (g_pool && g_pool->threads() == threads && g_pool->on_start() == on_start) return;
+  g_pool.reset();  // joins the old workers
+  g_pool = std::make_unique<ThreadPool>(std::max(1, threads), on_start);
+}
+
+int thread_pool_size() { return pool()->threads(); }
+
+int64_t balanced_grain(int64_t n, int64_t min_grain) {
+  const int64_t chunks = 8 * static_cast<int64_t>(thread_pool_size());
+  return std::max<int64_t>(std::max<int64_t>(1, min_grain), (n + chunks - 1) / chunks);
+}
+
+void parallel_for_chunks(int64_t n, int64_t grain, ChunkBody body) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>({1, grain, n / (int64_t{1} << 31) + 1});  // the chunk count fits in 32 bits
+  if (n <= grain || t_inside_job) return run_serially(n, grain, body);
+  ThreadPool* p = pool();
+  if (p->threads() == 1 || !p->run(n, grain, body)) run_serially(n, grain, body);
+}
+
+}  // namespace infer

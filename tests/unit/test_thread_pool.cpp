@@ -1,0 +1,109 @@
+// lib's thread pool: every item runs exactly once, whoever runs it; nested and concurrent calls
+// are safe; the sgemm split over the pool gives OpenBLAS's bits exactly.
+#include <atomic>
+#include <cmath>
+#include <array>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include <cblas.h>
+#include <catch2/catch.hpp>
+
+#include "tensor/ops.hpp"
+#include "tensor/ops_cpu.hpp"
+#include "tensor/thread_pool.hpp"
+
+using namespace infer;
+
+namespace {
+// Runs parallel_for over n items and returns how often each item was visited.
+std::vector<int> visits(int64_t n, int64_t grain) {
+  std::vector<std::atomic<int>> count(static_cast<std::size_t>(n));
+  parallel_for(n, grain, [&](int64_t first, int64_t last) {
+    REQUIRE(first < last);
+    for (int64_t i = first; i < last; ++i) count[static_cast<std::size_t>(i)].fetch_add(1);
+  });
+  std::vector<int> out;
+  for (auto& c : count) out.push_back(c.load());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("parallel_for runs every item exactly once", "[thread_pool]") {
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    for (int64_t n : {1, 2, 7, 64, 1000, 4097})
+      for (int64_t grain : {1, 3, 64, 5000}) {
+        INFO(threads << " threads, n = " << n << ", grain " << grain);
+        REQUIRE(visits(n, grain) == std::vector<int>(static_cast<std::size_t>(n), 1));
+      }
+  }
+  set_num_threads(0);
+  REQUIRE(visits(0, 1).empty());
+}
+
+TEST_CASE("many short jobs in a row never lose or repeat a chunk", "[thread_pool]") {
+  // Back-to-back jobs are what a decode step is; a worker that wakes late must not run a chunk
+  // of a job that has already finished.
+  set_num_threads(0);
+  std::vector<int64_t> sums(20000);
+  for (std::size_t job = 0; job < sums.size(); ++job) {
+    std::atomic<int64_t> sum{0};
+    parallel_for(37, 1, [&](int64_t first, int64_t last) {
+      for (int64_t i = first; i < last; ++i) sum += i + static_cast<int64_t>(job);
+    });
+    sums[job] = sum.load();
+  }
+  for (std::size_t job = 0; job < sums.size(); ++job) REQUIRE(sums[job] == 36 * 37 / 2 + 37 * static_cast<int64_t>(job));
+}
+
+TEST_CASE("a parallel_for inside a chunk, or from a second thread, still covers every item", "[thread_pool]") {
+  set_num_threads(0);
+  std::vector<std::atomic<int>> count(100 * 50);
+  parallel_for(100, 1, [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i)
+      parallel_for(50, 4, [&](int64_t a, int64_t b) {  // runs serially on this thread
+        for (int64_t j = a; j < b; ++j) count[static_cast<std::size_t>(i * 50 + j)].fetch_add(1);
+      });
+  });
+  for (auto& c : count) REQUIRE(c.load() == 1);
+
+  // Two threads of the program calling at once: one gets the pool, the other runs serially.
+  std::vector<int> a, b;
+  std::thread other([&] {
+    for (int r = 0; r < 200; ++r) a = visits(999, 7);
+  });
+  for (int r = 0; r < 200; ++r) b = visits(999, 7);
+  other.join();
+  REQUIRE(a == std::vector<int>(999, 1));
+  REQUIRE(b == std::vector<int>(999, 1));
+}
+
+TEST_CASE("sgemm split over the pool: the same bits on any thread count, OpenBLAS's values", "[thread_pool][ops]") {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal;
+  for (auto [M, N, K] : {std::array{300, 70, 129}, std::array{40, 500, 64}, std::array{520, 576, 576}}) {
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        std::vector<float> A(static_cast<std::size_t>(M) * K), B(static_cast<std::size_t>(K) * N);
+        for (float& v : A) v = normal(rng);
+        for (float& v : B) v = normal(rng);
+        std::vector<float> whole(static_cast<std::size_t>(M) * N, 1.0f);
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 0.5f,
+                    A.data(), ta ? M : K, B.data(), tb ? K : N, 2.0f, whole.data(), N);  // one call, one thread
+        std::vector<float> first;
+        for (int threads : {1, 2, 3}) {
+          set_num_threads(threads);
+          std::vector<float> split(static_cast<std::size_t>(M) * N, 1.0f);
+          cpu::sgemm(ta, tb, M, N, K, 0.5f, A.data(), B.data(), 2.0f, split.data());
+          INFO("M " << M << " N " << N << " K " << K << " transposed " << ta << tb << ", " << threads << " threads");
+          if (first.empty()) first = split;
+          REQUIRE(split == first);
+          for (std::size_t i = 0; i < split.size(); ++i)
+            REQUIRE(std::abs(split[i] - whole[i]) <= 1e-5f * (1.0f + std::abs(whole[i])));
+        }
+      }
+  }
+  set_num_threads(0);
+}
