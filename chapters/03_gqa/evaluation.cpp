@@ -55,22 +55,36 @@ double TextEvaluation::greedy_accuracy(std::span<const int32_t> tokens) const {
   return greedy.empty() ? 0.0 : static_cast<double>(hits) / static_cast<double>(greedy.size());
 }
 
-TextEvaluation evaluate_text(Llama& model, std::span<const int32_t> tokens, const EvalOptions& o) {
-  const int64_t n = static_cast<int64_t>(tokens.size());
+namespace {
+
+void check(const Llama& model, int64_t n, const EvalOptions& o) {
   if (n < 2) throw std::invalid_argument(fmt::format("evaluate_text: {} tokens, need at least 2", n));
   if (o.window < 2 || o.window > model.config().context_length || o.chunk < 1)
     throw std::invalid_argument(fmt::format("evaluate_text: window {} outside 2…{} or chunk {} < 1", o.window,
                                             model.config().context_length, o.chunk));
+}
+
+}  // namespace
+
+TextEvaluation evaluate_text(Llama& model, std::span<const int32_t> tokens, const EvalOptions& o) {
+  check(model, static_cast<int64_t>(tokens.size()), o);
+  GroupedKvCache cache(model.config(), std::min(o.window, static_cast<int64_t>(tokens.size())), model.device());
+  return evaluate_text(model, tokens, cache, [&] { cache.clear(); }, o);
+}
+
+TextEvaluation evaluate_text(Llama& model, std::span<const int32_t> tokens, KvStore& cache,
+                             const std::function<void()>& clear, const EvalOptions& o) {
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  check(model, n, o);
   const int64_t vocab = model.config().vocab_size;
   TextEvaluation result;
   Stopwatch clock;
   std::unique_ptr<ProgressBar> bar;
   if (!o.progress_label.empty()) bar = std::make_unique<ProgressBar>(o.progress_label, n);
-  GroupedKvCache cache(model.config(), std::min(o.window, n), model.device());
 
   for (int64_t start = 0; start < n; start += o.window) {
     const int64_t len = std::min(o.window, n - start);
-    cache.clear();
+    clear();
     ++result.windows;
     for (int64_t c0 = 0; c0 < len; c0 += o.chunk) {
       const int64_t m = std::min(o.chunk, len - c0);

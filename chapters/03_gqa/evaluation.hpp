@@ -12,10 +12,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "model/kv_store.hpp"
 #include "model/llama.hpp"
 
 namespace infer {
@@ -48,6 +50,10 @@ struct TextEvaluation {
 
 // Evaluates `model` on tokens (at least 2) with a fresh GroupedKvCache per window.
 TextEvaluation evaluate_text(Llama& model, std::span<const int32_t> tokens, const EvalOptions& options = {});
+// The same through a cache of the caller's (a sliding-window one, say), which `clear` empties
+// at the start of every window; it must accept options.chunk new positions per pass.
+TextEvaluation evaluate_text(Llama& model, std::span<const int32_t> tokens, KvStore& cache,
+                             const std::function<void()>& clear, const EvalOptions& options = {});
 
 struct Agreement {
   int64_t positions = 0;

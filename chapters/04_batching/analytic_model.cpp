@@ -1,9 +1,12 @@
 #include "analytic_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace infer {
+
+double matmul_intensity(double B, double D, double F, double e) { return 2 * B * D * F / (e * (B * D + D * F + B * F)); }
 
 double mlp_intensity(double B, double T, double D, double F, double e) {
   return 6 * B * T * D * F / (e * (2 * B * T * D + 2 * B * T * F + 3 * D * F));
@@ -42,6 +45,18 @@ StepModel model_decode_step(const DecodeShape& shape, const Machine& m, int batc
   s.resident_bytes = shape.weight_bytes + caches;
   s.fits = m.memory_bytes <= 0 || s.resident_bytes <= m.memory_bytes;
   return s;
+}
+
+int largest_batch(const DecodeShape& shape, const Machine& m, double cached) {
+  if (m.memory_bytes <= 0 || cached <= 0) throw std::invalid_argument("largest_batch: a machine with memory and a positive cache length");
+  const double free = m.memory_bytes - shape.weight_bytes;
+  return free <= 0 ? 0 : static_cast<int>(std::floor(free / (cached * shape.kv_bytes_per_token)));
+}
+
+Machine sharded(const Machine& card, int cards) {
+  if (cards < 1) throw std::invalid_argument("sharded: at least one card");
+  return {card.name + (cards > 1 ? " × " + std::to_string(cards) : ""), card.bandwidth * cards, card.peak_flops * cards,
+          card.memory_bytes * cards};
 }
 
 LlamaConfig llama2_13b_config() {

@@ -4,19 +4,26 @@
 // machine keeps its units busy only when the work's intensity reaches its own balance,
 // peak FLOP/s ÷ bandwidth (an H100: 989 TFLOP/s ÷ 3.35 TB/s ≈ 295).
 //
+//   matrix product [B, D] × [D, F]:
+//       FLOPs 2·B·D·F;  bytes e·(B·D + D·F + B·F)  →  ≈ B (B ≪ D, F), N/3 for square N (bf16)
 //   MLP, B sequences × T new tokens, widths D and F, e bytes per element:
 //       FLOPs 6·B·T·D·F;  bytes e·(2·B·T·D + 2·B·T·F + 3·D·F)  →  ≈ B·T  (bf16, B·T ≪ D, F)
 //     every sequence uses the same weights: a bigger batch reuses each byte read.
 //   attention, S cached and T new positions:
 //       FLOPs 4·B·S·T·D;  bytes e·(2·B·T·D + 2·B·S·D)         →  S·T / (S + T)   (bf16)
 //     B cancels: each sequence reads its own cache, so batching buys attention nothing.
-//     Decode (T = 1): S / (S + 1) < 1 whatever the batch.
+//     Prefill (T = S): S / 2. Decode (T = 1): S / (S + 1) < 1 whatever the batch.
 //
 // A decode step is then priced by what it must move and what it must compute:
 //   bytes  = weights (once per step) + B × S × cache bytes per token
 //   FLOPs  = B × (2 × matrix weights + 4 × L × H × D × S)
 //   latency = max(bytes / bandwidth, FLOPs / peak)      throughput = B / latency
 // The course's version keeps only the first term (decode is memory-bound).
+//
+// More cards: M replicas each run the model as above (latency unchanged, M× the throughput);
+// one model split over M cards (tensor parallel) reads each card's share of the bytes at once,
+// which this model prices as one machine with M× the bandwidth, peak and memory — the ideal,
+// without the communication between the cards.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +33,7 @@
 
 namespace infer {
 
+double matmul_intensity(double B, double D, double F, double bytes_per_element);
 double mlp_intensity(double B, double T, double D, double F, double bytes_per_element);
 double attention_intensity(double S, double T, double bytes_per_element);
 
@@ -63,6 +71,12 @@ struct StepModel {
 };
 
 StepModel model_decode_step(const DecodeShape& shape, const Machine& machine, int batch, double cached);
+
+// The largest batch whose caches of `cached` positions fit beside the weights (0: not even the
+// weights fit). Needs a machine with memory.
+int largest_batch(const DecodeShape& shape, const Machine& machine, double cached);
+// `cards` copies of `card` working as one (model-parallel, ideal): bandwidth, peak and memory × cards.
+Machine sharded(const Machine& card, int cards);
 
 // The course's worked example: Llama-2-13B (S = 1024, D = 5120, F = 13824, N = K = 40 heads of
 // H = 128, L = 40, V = 32000, bf16) on an H100 (3.35 TB/s, 989 TFLOP/s dense bf16, 80 GB).

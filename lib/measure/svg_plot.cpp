@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "measure/atomic_file.hpp"
 
 namespace infer {
 namespace {
@@ -48,26 +49,39 @@ LinePlot::LinePlot(std::string title, std::string x_label, std::string y_label)
 void LinePlot::add_series(std::string name, std::vector<double> xs, std::vector<double> ys) {
   if (xs.size() != ys.size() || xs.empty()) throw std::invalid_argument("LinePlot: series '" + name + "' needs equal, non-empty xs and ys");
   if (log_x_ && *std::min_element(xs.begin(), xs.end()) <= 0) throw std::invalid_argument("LinePlot: log-x needs x > 0");
+  if (log_y_ && *std::min_element(ys.begin(), ys.end()) <= 0) throw std::invalid_argument("LinePlot: log-y needs y > 0");
   series_.push_back({std::move(name), std::move(xs), std::move(ys)});
 }
 
 std::string LinePlot::svg() const {
-  double x_lo = INFINITY, x_hi = -INFINITY, y_hi = 0;
+  double x_lo = INFINITY, x_hi = -INFINITY, y_lo = INFINITY, y_hi = 0;
   for (const Series& s : series_) {
     x_lo = std::min(x_lo, *std::min_element(s.xs.begin(), s.xs.end()));
     x_hi = std::max(x_hi, *std::max_element(s.xs.begin(), s.xs.end()));
+    y_lo = std::min(y_lo, *std::min_element(s.ys.begin(), s.ys.end()));
     y_hi = std::max(y_hi, *std::max_element(s.ys.begin(), s.ys.end()));
   }
-  if (series_.empty()) x_lo = 1, x_hi = 10;
+  if (series_.empty()) x_lo = 1, x_hi = 10, y_lo = 1;
   if (x_hi <= x_lo) x_hi = x_lo + 1;
   if (y_hi <= 0) y_hi = 1;
-  y_hi *= 1.1 + 0.08 * static_cast<double>(series_.size());  // headroom for the legend
-  const std::vector<double> y_ticks = ticks(0, y_hi, false);
-  y_hi = std::max(y_hi, y_ticks.back());
+  const double legend = 1.1 + 0.08 * static_cast<double>(series_.size());  // headroom for the legend
+  std::vector<double> y_ticks;
+  if (log_y_) {  // from the decade below the smallest y; the headroom as a factor of the range
+    y_lo = std::pow(10, std::floor(std::log10(y_lo)));
+    y_hi = std::max(y_hi * 1.01, y_lo * 10);
+    y_hi = y_lo * std::pow(y_hi / y_lo, legend);
+    for (double t = y_lo; t <= y_hi * 1.001; t *= 10) y_ticks.push_back(t);
+  } else {
+    y_lo = 0;
+    y_hi *= legend;
+    y_ticks = ticks(0, y_hi, false);
+    y_hi = std::max(y_hi, y_ticks.back());
+  }
   const double pw = kWidth - kLeft - kRight, ph = kHeight - kTop - kBottom;
   auto fx = [&](double x) { return log_x_ ? std::log(x / x_lo) / std::log(x_hi / x_lo) : (x - x_lo) / (x_hi - x_lo); };
+  auto fy = [&](double y) { return log_y_ ? std::log(y / y_lo) / std::log(y_hi / y_lo) : y / y_hi; };
   auto px = [&](double x) { return kLeft + pw * fx(x); };
-  auto py = [&](double y) { return kTop + ph * (1 - y / y_hi); };
+  auto py = [&](double y) { return kTop + ph * (1 - fy(y)); };
 
   std::string out = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
@@ -86,7 +100,7 @@ std::string LinePlot::svg() const {
   out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", kLeft + pw / 2, kHeight - 12,
                      escape(x_label_ + (log_x_ ? " (log scale)" : "")));
   out += fmt::format("<text transform=\"translate(18 {}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n", kTop + ph / 2,
-                     escape(y_label_));
+                     escape(y_label_ + (log_y_ ? " (log scale)" : "")));
   for (std::size_t i = 0; i < series_.size(); ++i) {
     const Series& s = series_[i];
     const char* color = kColors[i % std::size(kColors)];
@@ -103,10 +117,6 @@ std::string LinePlot::svg() const {
   return out + "</svg>\n";
 }
 
-void LinePlot::write(const std::string& path) const {
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error("cannot write plot file " + path);
-  f << svg();
-}
+void LinePlot::write(const std::string& path) const { write_file_atomically(path, svg()); }
 
 }  // namespace infer

@@ -12,6 +12,7 @@ class LinePlot {
  public:
   LinePlot(std::string title, std::string x_label, std::string y_label);
   void set_log_x(bool log_x) { log_x_ = log_x; }  // x axis on a log scale (every x must be > 0)
+  void set_log_y(bool log_y) { log_y_ = log_y; }  // y axis on a log scale (every y must be > 0)
   void add_series(std::string name, std::vector<double> xs, std::vector<double> ys);
 
   std::string svg() const;                 // the whole document
@@ -23,7 +24,7 @@ class LinePlot {
     std::vector<double> xs, ys;
   };
   std::string title_, x_label_, y_label_;
-  bool log_x_ = false;
+  bool log_x_ = false, log_y_ = false;
   std::vector<Series> series_;
 };
 

@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "measure/atomic_file.hpp"
 
 namespace infer {
 namespace {
@@ -100,9 +101,9 @@ void Table::print() const { std::fputs((render() + "\n").c_str(), stdout); }
 
 void Table::append_csv(const std::string& path) const {
   if (path.empty()) return;
-  std::ofstream f(path, std::ios::app);
-  if (!f) throw std::runtime_error("cannot write CSV file " + path);
-  f << "# " << title_ << "\n" << csv() << "\n";
+  // Atomically, like the run record: a run that stops half-way through a table (or a plotting
+  // script that reads the file meanwhile) finds the tables before it whole, and no half table.
+  append_file_atomically(path, "# " + title_ + "\n" + csv() + "\n");
 }
 
 std::string format_bytes(double bytes) {

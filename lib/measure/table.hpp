@@ -16,7 +16,9 @@ class Table {
   std::string render() const;       // aligned text: numbers right-aligned, text left-aligned
   std::string csv() const;          // headers + rows, RFC 4180 quoting
   void print() const;               // render() to stdout
-  // Appends this table to a CSV file (a "# title" line, then csv()). No-op for an empty path.
+  // Appends this table to a CSV file (a "# title" line, then csv()), atomically: the file is
+  // rewritten through a temporary file and a rename, so it never holds half a table. No-op for
+  // an empty path.
   void append_csv(const std::string& path) const;
 
   const std::string& title() const { return title_; }

@@ -1,0 +1,30 @@
+#include "batching_tables.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "measure/timing.hpp"
+#include "tensor/ops.hpp"
+
+namespace infer::batching {
+
+std::string ms(double seconds) { return fmt::format("{:.1f}", seconds * 1e3); }
+std::string times(double r) { return fmt::format("{:.2f}×", r); }
+std::string secs(double seconds) { return fmt::format("{:.2f}", seconds); }
+
+void emit(const Table& table, const CommonOptions& o) {
+  table.print();
+  table.append_csv(o.csv_path);
+}
+
+double measure_peak_flops(int repeats) {
+  constexpr int64_t n = 512, k = 2048, m = 2048;
+  Tensor x({n, k}), w({m, k}), y({n, m});
+  std::fill_n(x.host<float>(), n * k, 0.5f);
+  std::fill_n(w.host<float>(), m * k, 0.25f);
+  const double seconds = median_seconds(repeats, [&] { ops::matmul_t(x, w, y); });
+  return 2.0 * static_cast<double>(n * k * m) / seconds;
+}
+
+}  // namespace infer::batching
