@@ -28,6 +28,7 @@ packages=(
   libhwy-dev                       # Highway SIMD: chapter 06's packed kernels
   libssl-dev                       # OpenSSL: the sha256 of the model file in run records
   sword-text-web diatheke          # the evaluation text (data/fetch_eval_text.sh)
+  clang libclang-rt-dev libomp-dev # the fuzz preset (tests/fuzz): clang, its libFuzzer, its OpenMP
 )
 missing=()
 for p in "${packages[@]}"; do

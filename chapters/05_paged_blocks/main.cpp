@@ -624,9 +624,10 @@ int main(int argc, char** argv) {
       ->check(whole_number(1))->capture_default_str();
 
   return run_main(app, argc, argv, [&] {
+    const int context = read_model_config(o).context_length;  // from the metadata, before the weights load
+    if (s.cached + 1 > context) throw UsageError(fmt::format("--cached {} leaves no room in the context of {}", s.cached, context));
     LoadedModel m = load_model(o);
     const LlamaConfig& c = m.model.config();
-    if (s.cached + 1 > c.context_length) throw UsageError(fmt::format("--cached {} leaves no room in the context of {}", s.cached, c.context_length));
     RunRecord record = new_record("ch05_paged_blocks", o, "tables");
     const BandwidthResult bw = measure_read_bandwidth();
     const Context cx{m, o, s, record.figures,

@@ -48,9 +48,12 @@ void add_common_options(CLI::App& app, CommonOptions& o, PromptFlags prompt) {
 
 void check_common_options(const CommonOptions& o) {
   const auto cores = static_cast<int>(std::thread::hardware_concurrency());
-  if (cores > 0 && o.threads > cores)
+  static bool warned = false;  // once per run, though read_model_config and load_model both check
+  if (cores > 0 && o.threads > cores && !warned) {
     fmt::print(stderr, "warning: -t {} asks for more threads than the {} cores here; the run will be slower, not faster\n",
                o.threads, cores);
+    warned = true;
+  }
   try {
     (void)Device::parse(o.device);
   } catch (const std::invalid_argument& e) {
@@ -63,6 +66,14 @@ void check_common_options(const CommonOptions& o) {
   }
   check_output_path(o.json_path, "--json");
   check_output_path(o.csv_path, "--csv");
+}
+
+LlamaConfig read_model_config(const CommonOptions& o) {
+  // The same checks, in the same order, as load_model: a bad flag or device is named before the
+  // file is read, whichever of the two a binary calls first.
+  check_common_options(o);
+  require_device(Device::parse(o.device));
+  return LlamaConfig::from_gguf(gguf::GgufFile::open(o.model_path));
 }
 
 LoadedModel load_model(const CommonOptions& o, DType weight_dtype) {

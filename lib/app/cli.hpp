@@ -47,6 +47,11 @@ void add_common_options(CLI::App& app, CommonOptions& options, PromptFlags promp
 // exists, --json and --csv can be written; more threads than cores gets a one-line warning.
 void check_common_options(const CommonOptions& options);
 
+// check_common_options and the device, then the model's shape from the file's metadata alone (no
+// weights: milliseconds, not seconds). For flags whose limits depend on the model (a window or a cache
+// longer than its context), so that they are refused before load_model does any work.
+LlamaConfig read_model_config(const CommonOptions& options);
+
 // A model file opened once, with its tokenizer and its weights on a device.
 struct LoadedModel {
   gguf::GgufFile file;

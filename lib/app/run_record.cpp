@@ -1,17 +1,19 @@
 #include "app/run_record.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
+#include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "measure/atomic_file.hpp"
 #include "tokenizer/utf8.hpp"
 
 namespace infer {
@@ -26,10 +28,62 @@ void put_text(nlohmann::json& j, const std::string& key, const std::string& text
   if (valid != text) j[key + "_bytes"] = std::vector<uint8_t>(text.begin(), text.end());
 }
 
+// ---- reading: a record is input like any other, so every value is checked before it is used ----
+
+// A value as the error message shows it: its JSON, cut short.
+std::string shown(const nlohmann::json& j) {
+  const std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return text.size() <= 24 ? text : text.substr(0, 20) + "…";
+}
+
+// The number `j` as a T, or an error naming `what`. nlohmann's get<T>() converts any number with a
+// plain cast: 1e100 into an int is undefined behaviour (in practice some arbitrary token id), and
+// 2^40 into an int32 silently loses its high bits. So an integer field takes a whole number that T
+// holds exactly, and a real field a number T holds as a finite value (JSON cannot write infinity
+// back: a record that was read must be one that can be written).
+template <typename T>
+T number(const nlohmann::json& j, const std::string& what) {
+  using limits = std::numeric_limits<T>;
+  if constexpr (std::is_floating_point_v<T>) {
+    if (j.is_number()) {
+      const double d = j.get<double>();
+      if (std::isfinite(d) && std::fabs(d) <= static_cast<double>(limits::max())) return static_cast<T>(d);
+    }
+    throw std::runtime_error(fmt::format("{} is {}, not a finite number", what, shown(j)));
+  } else {
+    if (j.is_number_unsigned()) {
+      if (const auto u = j.get<uint64_t>(); std::in_range<T>(u)) return static_cast<T>(u);
+    } else if (j.is_number_integer()) {
+      if (const auto i = j.get<int64_t>(); std::in_range<T>(i)) return static_cast<T>(i);
+    } else if (j.is_number_float()) {  // 42.0 is 42; 0.5 and 1e100 are not whole numbers of T
+      const double d = j.get<double>();
+      if (d == std::trunc(d) && d >= static_cast<double>(limits::min()) && d < std::ldexp(1.0, limits::digits))
+        return static_cast<T>(d);
+    }
+    throw std::runtime_error(fmt::format("{} is {}, not a whole number from {} to {}", what, shown(j),
+                                         limits::min(), limits::max()));
+  }
+}
+
+// The array under `key`, or an error (a number or an object is not a list of steps).
+const nlohmann::json& array_at(const nlohmann::json& j, const std::string& key) {
+  const nlohmann::json& a = j.at(key);
+  if (!a.is_array()) throw std::runtime_error(fmt::format("{} is {}, not an array", key, shown(a)));
+  return a;
+}
+
+template <typename T>
+std::vector<T> numbers(const nlohmann::json& j, const std::string& key) {
+  std::vector<T> out;
+  const nlohmann::json& a = array_at(j, key);
+  for (std::size_t i = 0; i < a.size(); ++i) out.push_back(number<T>(a[i], fmt::format("{}[{}]", key, i)));
+  return out;
+}
+
 // The text stored under `key`, from its exact bytes when the record has them.
 std::string get_text(const nlohmann::json& j, const std::string& key) {
-  if (const auto bytes = j.find(key + "_bytes"); bytes != j.end()) {
-    const auto b = bytes->get<std::vector<uint8_t>>();
+  if (j.contains(key + "_bytes")) {
+    const auto b = numbers<uint8_t>(j, key + "_bytes");
     return {b.begin(), b.end()};
   }
   return j.value(key, "");
@@ -42,12 +96,16 @@ nlohmann::json settings_json(const RunSettings& s) {
 
 RunSettings settings_from_json(const nlohmann::json& j) {
   RunSettings s;
-  s.temperature = j.value("temperature", s.temperature);
-  s.top_k = j.value("top_k", s.top_k);
-  s.top_p = j.value("top_p", s.top_p);
-  s.seed = j.value("seed", s.seed);
+  // A setting the record does not state keeps its default (records older than the setting).
+  const auto read = [&j](const char* key, auto& value) {
+    if (j.contains(key)) value = number<std::remove_reference_t<decltype(value)>>(j.at(key), fmt::format("settings.{}", key));
+  };
+  read("temperature", s.temperature);
+  read("top_k", s.top_k);
+  read("top_p", s.top_p);
+  read("seed", s.seed);
   s.chat = j.value("chat", s.chat);
-  s.n_predict = j.value("n_predict", s.n_predict);
+  read("n_predict", s.n_predict);
   s.device = j.value("device", s.device);
   return s;
 }
@@ -121,9 +179,19 @@ RunRecord RunRecord::from_json(const nlohmann::json& j) {
   }
   if (j.contains("settings")) r.settings = settings_from_json(j.at("settings"));
   r.prompt = get_text(j, "prompt");
-  r.prompt_ids = j.at("prompt_ids").get<std::vector<int32_t>>();
-  for (const auto& s : j.at("steps")) {
-    r.steps.push_back({s.at("token").get<int32_t>(), s.at("top").get<TopLogits>(), s.value("seconds", 0.0)});
+  r.prompt_ids = numbers<int32_t>(j, "prompt_ids");
+  const nlohmann::json& steps = array_at(j, "steps");
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const nlohmann::json& s = steps[i];
+    const std::string where = fmt::format("steps[{}]", i);
+    StepRecord step{number<int32_t>(s.at("token"), where + ".token"), {}, 0.0};
+    const nlohmann::json& top = array_at(s, "top");
+    for (std::size_t k = 0; k < top.size(); ++k) {  // [[id, logit], ...]
+      const std::string pair = fmt::format("{}.top[{}]", where, k);
+      step.top.emplace_back(number<int32_t>(top[k].at(0), pair + "[0]"), number<float>(top[k].at(1), pair + "[1]"));
+    }
+    if (s.contains("seconds")) step.seconds = number<double>(s.at("seconds"), where + ".seconds");
+    r.steps.push_back(std::move(step));
     if (s.contains("text")) r.step_texts.push_back(s.at("text").get<std::string>());
   }
   if (r.step_texts.size() != r.steps.size()) r.step_texts.clear();  // all or none
@@ -137,34 +205,31 @@ void RunRecord::write(const std::string& path) const {
   // Any string the checks above missed (a figure's label) is replaced, never a reason to fail.
   const std::string json = to_json().dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   // Written next to the target and renamed over it: readers see the old file or the whole new one.
-  const std::filesystem::path target(path);
-  const std::filesystem::path temp = target.parent_path() / fmt::format(".{}.tmp-{}", target.filename().string(), ::getpid());
-  {
-    std::ofstream f(temp, std::ios::binary);
-    f << json;
-    f.close();
-    if (!f) {
-      std::error_code ignored;
-      std::filesystem::remove(temp, ignored);
-      throw std::runtime_error("cannot write " + temp.string());
-    }
-  }
-  std::error_code error;
-  std::filesystem::rename(temp, target, error);
-  if (error) {
-    std::filesystem::remove(temp, error);
-    throw std::runtime_error("cannot write " + path + ": " + error.message());
-  }
+  write_file_atomically(path, json);
 }
 
 RunRecord RunRecord::read(const std::string& path) {
   std::ifstream f(path);
   if (!f) throw std::runtime_error("cannot read " + path);
+  return parse(f, path);
+}
+
+RunRecord RunRecord::parse(std::istream& in, const std::string& name) {
+  // Records are a few levels deep (figures: tables of rows of cells). The parser keeps its own
+  // stack, but copying or printing a value recurses once per level, so a file of a million
+  // nested brackets would overflow the stack: refuse it while parsing.
+  constexpr int kMaxDepth = 64;
+  const auto shallow = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > kMaxDepth) throw std::runtime_error(fmt::format("nested more than {} levels deep", kMaxDepth));
+    return true;
+  };
   try {
     // Parsed from the stream, not from a copy of the file in memory.
-    return from_json(nlohmann::json::parse(f));
+    return from_json(nlohmann::json::parse(in, shallow));
   } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(path + ": not a run record (" + e.what() + ")");
+    throw std::runtime_error(name + ": not a run record (" + e.what() + ")");
+  } catch (const std::runtime_error& e) {  // from the checks above and in from_json
+    throw std::runtime_error(name + ": not a run record (" + e.what() + ")");
   }
 }
 

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <istream>
 #include <span>
 #include <string>
 #include <utility>
@@ -72,6 +73,10 @@ struct RunRecord {
   static RunRecord from_json(const nlohmann::json& j);
   void write(const std::string& path) const;  // atomic (temporary file, then rename); no-op for an empty path
   static RunRecord read(const std::string& path);
+  // What read() does once the file is open: parse the JSON text from `in` and build the record;
+  // anything malformed throws std::runtime_error "NAME: not a run record (...)". The fuzz
+  // harness tests/fuzz/fuzz_record.cpp calls this with arbitrary bytes.
+  static RunRecord parse(std::istream& in, const std::string& name);
 };
 
 // How two runs of the same prompt compare: the question "did this stage change anything but

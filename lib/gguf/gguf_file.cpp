@@ -1,7 +1,8 @@
-// The GGUF reader: map the file, then walk it with a bounds-checked cursor. The layout is
-// described in gguf_file.hpp. Nothing read from the file is trusted: a count is compared with
-// the bytes left before anything is built from it, every length and offset is checked against
-// the file's size, and every failure is one GgufError line "PATH: what is wrong".
+// The GGUF reader: map the file (open), then walk its bytes with a bounds-checked cursor (parse).
+// The layout is described in gguf_file.hpp. Nothing read from the file is trusted: a count is
+// compared with the bytes left before anything is built from it, every length and offset is
+// checked against the file's size, and every failure is one GgufError line "PATH: what is wrong".
+// parse() is what tests/fuzz/fuzz_gguf.cpp feeds with arbitrary bytes.
 #include "gguf/gguf_file.hpp"
 
 #include <fcntl.h>
@@ -244,10 +245,9 @@ GgufFile GgufFile::open(const std::string& path) {
     ::close(fd);
     throw GgufError(path + ": not a regular file");
   }
-  if (st.st_size < 4) {
+  if (st.st_size == 0) {
     ::close(fd);
-    throw GgufError(path + ": truncated header: the file is " + std::to_string(st.st_size) +
-                    " bytes, too short to be a GGUF file");
+    return parse({}, path);  // mmap cannot map nothing; parse() says what is wrong with it
   }
   Mapping map;
   map.size = static_cast<size_t>(st.st_size);
@@ -256,10 +256,21 @@ GgufFile GgufFile::open(const std::string& path) {
   ::close(fd);
   if (map.addr == MAP_FAILED) throw GgufError(path + ": cannot mmap: " + std::strerror(map_err));
 
+  GgufFile f = parse({static_cast<const uint8_t*>(map.addr), map.size}, path);
+  f.owns_mapping_ = true;
+  map.addr = MAP_FAILED;  // the GgufFile owns the mapping now
+  return f;
+}
+
+GgufFile GgufFile::parse(std::span<const uint8_t> bytes, const std::string& name) {
+  if (bytes.size() < 4) {
+    throw GgufError(name + ": truncated header: the file is " + std::to_string(bytes.size()) +
+                    " bytes, too short to be a GGUF file");
+  }
   GgufFile f;
-  f.path_ = path;
-  f.size_ = map.size;
-  const auto* base = static_cast<const uint8_t*>(map.addr);
+  f.path_ = name;
+  f.size_ = bytes.size();
+  const uint8_t* base = bytes.data();
   Cursor c(f.path_, base, f.size_);
 
   // Header.
@@ -376,7 +387,6 @@ GgufFile GgufFile::open(const std::string& path) {
   }
 
   f.base_ = base;
-  map.addr = MAP_FAILED;  // the GgufFile owns the mapping now
   return f;
 }
 
@@ -384,6 +394,7 @@ GgufFile::GgufFile(GgufFile&& o) noexcept
     : path_(std::move(o.path_)),
       base_(std::exchange(o.base_, nullptr)),
       size_(std::exchange(o.size_, 0)),
+      owns_mapping_(std::exchange(o.owns_mapping_, false)),
       version_(o.version_),
       alignment_(o.alignment_),
       metadata_(std::move(o.metadata_)),
@@ -391,10 +402,11 @@ GgufFile::GgufFile(GgufFile&& o) noexcept
 
 GgufFile& GgufFile::operator=(GgufFile&& o) noexcept {
   if (this != &o) {
-    if (base_) munmap(const_cast<uint8_t*>(base_), size_);
+    if (base_ && owns_mapping_) munmap(const_cast<uint8_t*>(base_), size_);
     path_ = std::move(o.path_);
     base_ = std::exchange(o.base_, nullptr);
     size_ = std::exchange(o.size_, 0);
+    owns_mapping_ = std::exchange(o.owns_mapping_, false);
     version_ = o.version_;
     alignment_ = o.alignment_;
     metadata_ = std::move(o.metadata_);
@@ -404,7 +416,7 @@ GgufFile& GgufFile::operator=(GgufFile&& o) noexcept {
 }
 
 GgufFile::~GgufFile() {
-  if (base_) munmap(const_cast<uint8_t*>(base_), size_);
+  if (base_ && owns_mapping_) munmap(const_cast<uint8_t*>(base_), size_);
 }
 
 bool GgufFile::has(const std::string& key) const { return metadata_.count(key) != 0; }

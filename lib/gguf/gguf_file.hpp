@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -61,6 +62,12 @@ class GgufFile {
   // Maps and parses the file. Throws GgufError naming the file and what is wrong.
   static GgufFile open(const std::string& path);
 
+  // Parses a GGUF image that is already in memory; `name` stands for the file in messages. The
+  // result points into `bytes` (tensor data, and nothing is copied), so they must outlive it.
+  // open() is a thin wrapper: it maps the file and calls this, so every check is made here, and
+  // a fuzzer that feeds parse() arbitrary bytes tests exactly the code that reads real files.
+  static GgufFile parse(std::span<const uint8_t> bytes, const std::string& name);
+
   GgufFile(GgufFile&&) noexcept;
   GgufFile& operator=(GgufFile&&) noexcept;
   GgufFile(const GgufFile&) = delete;
@@ -96,6 +103,7 @@ class GgufFile {
   std::string path_;
   const uint8_t* base_ = nullptr;
   uint64_t size_ = 0;
+  bool owns_mapping_ = false;  // open(): base_ is our mmap, unmapped with us; parse(): borrowed
   uint32_t version_ = 0;
   uint64_t alignment_ = 32;
   std::map<std::string, Value> metadata_;

@@ -4,13 +4,17 @@
 #include <stdexcept>
 
 #include "tensor/cuda/cuda_backend.hpp"
+#include "tensor/device.hpp"
 
 namespace infer::cuda {
 
 static const char* kReason = "this build has no CUDA backend (configure with -DINFER_CUDA=ON where nvcc exists)";
-[[noreturn]] static void refuse() { throw std::runtime_error(kReason); }
 
-std::string unavailable_reason() { return kReason; }
+// Without a GPU, the missing device is the news, as in a CUDA build; the build comes second.
+std::string unavailable_reason() {
+  return nvidia_gpu_present() ? kReason : std::string("no CUDA device found (and ") + kReason + ")";
+}
+[[noreturn]] static void refuse() { throw std::runtime_error(unavailable_reason()); }
 void* alloc(const Device&, std::size_t) { refuse(); }
 void free(const Device&, void*) {}
 void copy(const Device&, void*, const Device&, const void*, std::size_t) { refuse(); }

@@ -6,6 +6,9 @@
 //      every digit is its own piece, then the GPT-2 pattern), via PCRE2;
 //   3. map each piece's bytes to the printable "byte-level" alphabet and apply BPE merges in
 //      rank order until no merge applies; look the resulting symbols up in the vocabulary.
+// A byte the vocabulary has no token for is left out, as llama.cpp leaves it out (SmolLM2 has no
+// token for 21 bytes, such as the control character 0x14), so decode(encode(text)) is the text
+// without those bytes.
 // decode(ids) reverses the byte mapping. A token can end in the middle of a UTF-8 character,
 // so streaming output goes through StreamDecoder, which holds back incomplete characters.
 #pragma once

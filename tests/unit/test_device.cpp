@@ -96,6 +96,13 @@ TEST_CASE("without a GPU the reason is \"no CUDA device found\", not the driver'
   if (!cuda_available() && !nvidia_gpu_present()) CHECK_THAT(here, !Catch::Contains("insufficient"));
 }
 
+TEST_CASE("without a GPU every build says \"no CUDA device found\" first, with or without CUDA", "[device]") {
+  if (nvidia_gpu_present()) return;  // the other reasons are tested above
+  CHECK_THAT(cuda_unavailable_reason(), Catch::StartsWith("no CUDA device found"));
+  CHECK_THROWS_WITH(require_device(Device::cuda(0)),
+                    Catch::StartsWith("--device cuda:0 requested but no CUDA device found"));
+}
+
 TEST_CASE("without a usable GPU, CUDA tensors are refused in one line", "[device]") {
   if (cuda_available()) {
     SUCCEED("a GPU is usable here: the cuda_parity test covers this side");

@@ -211,3 +211,68 @@ TEST_CASE("utf8::replace_invalid keeps valid text and replaces each broken seque
   CHECK(utf8::replace_invalid("\xC0\xAF") == "\xEF\xBF\xBD\xEF\xBF\xBD");  // an overlong '/': two
   CHECK(utf8::replace_invalid("") == "");
 }
+
+// ---- malformed records (tests/fuzz/fuzz_record.cpp): refused in one line, never a crash ----
+
+namespace {
+
+// Reads `text` the way stage_diff does: from a file, with RunRecord::read.
+RunRecord parse_record(const std::string& text) {
+  const auto dir = scratch("malformed");
+  struct Cleanup {
+    std::filesystem::path dir;
+    ~Cleanup() { std::filesystem::remove_all(dir); }
+  } cleanup{dir};
+  const std::string path = (dir / "r.json").string();
+  std::ofstream(path, std::ios::binary) << text;
+  return RunRecord::read(path);
+}
+
+}  // namespace
+
+// A 400 KB file of nested brackets parsed fine (nlohmann's parser keeps its own stack), but
+// copying the value into the record recursed once per level and overflowed the stack: stage_diff
+// died with a segmentation fault. Records are a few levels deep; deeper input is refused.
+TEST_CASE("a record nested thousands of levels deep is refused, not a stack overflow", "[run_record][fuzz]") {
+  const int depth = 200000;
+  const std::string deep = R"({"prompt_ids":[1],"steps":[],"figures":)" + std::string(depth, '[') + std::string(depth, ']') + "}";
+  CHECK_THROWS_WITH(parse_record(deep), Catch::Contains("r.json: not a run record") && Catch::Contains("nested"));
+  // A record as deep as real ones (figures: tables of rows of cells) still reads.
+  CHECK_NOTHROW(parse_record(R"({"prompt_ids":[],"steps":[],"figures":{"t":[{"row":[[1,2],[3]]}]}})"));
+}
+
+namespace {
+
+// A valid one-step record with `step_field` spliced into its step.
+std::string with_step(const std::string& step_field) {
+  return R"({"prompt_ids":[1,2],"steps":[{)" + step_field + R"(}]})";
+}
+
+}  // namespace
+
+// Found by fuzz_record: a token id written as a number too large for an int (7.04e100) was
+// converted with a plain cast, undefined behaviour that UBSan reports and a release build turns
+// into an arbitrary id; and 2^32 + 1 became token 1 without a word.
+TEST_CASE("a record's numbers must fit their fields or be refused", "[run_record][fuzz]") {
+  const std::string top = R"("top":[[5,1.5]])";
+  CHECK(parse_record(with_step(R"("token":5,)" + top)).tokens() == std::vector<int32_t>{5});
+  CHECK(parse_record(with_step(R"("token":5.0,)" + top)).tokens() == std::vector<int32_t>{5});  // whole, if written as a real
+
+  CHECK_THROWS_WITH(parse_record(with_step(R"("token":7.0421e100,)" + top)),
+                    Catch::Contains("steps[0].token is 7.0421e+100, not a whole number"));
+  CHECK_THROWS_WITH(parse_record(with_step(R"("token":4294967297,)" + top)), Catch::Contains("steps[0].token"));
+  CHECK_THROWS_WITH(parse_record(with_step(R"("token":2.5,)" + top)), Catch::Contains("steps[0].token"));
+  CHECK_THROWS_WITH(parse_record(with_step(R"("token":5,"top":[[1e300,1.5]])")), Catch::Contains("steps[0].top[0][0]"));
+  CHECK_THROWS_WITH(parse_record(with_step(R"("token":5,"top":[[5,1e39]])")),
+                    Catch::Contains("steps[0].top[0][1] is 1e+39, not a finite number"));  // beyond float: infinity
+  CHECK_THROWS_WITH(parse_record(with_step(R"("token":5,"seconds":"slow",)" + top)), Catch::Contains("steps[0].seconds"));
+  CHECK_THROWS_WITH(parse_record(R"({"prompt_ids":[1,-3e20],"steps":[]})"), Catch::Contains("prompt_ids[1]"));
+  CHECK_THROWS_WITH(parse_record(R"({"prompt_ids":5,"steps":[]})"), Catch::Contains("prompt_ids is 5, not an array"));
+  CHECK_THROWS_WITH(parse_record(R"({"prompt_ids":[],"steps":[],"prompt_bytes":[104,300]})"), Catch::Contains("prompt_bytes[1]"));
+  CHECK_THROWS_WITH(parse_record(R"({"prompt_ids":[],"steps":[],"settings":{"seed":-1}})"), Catch::Contains("settings.seed"));
+  CHECK_THROWS_WITH(parse_record(R"({"prompt_ids":[],"steps":[],"settings":{"top_k":1e10}})"), Catch::Contains("settings.top_k"));
+  CHECK_THROWS_WITH(parse_record(R"({"prompt_ids":[],"steps":[],"settings":{"temperature":"hot"}})"),
+                    Catch::Contains("settings.temperature is \"hot\", not a finite number"));
+  // Every refusal names the file, in one line.
+  CHECK_THROWS_WITH(parse_record(R"({"prompt_ids":[],"steps":[],"settings":{"seed":-1}})"), Catch::Contains("/r.json: not a run record ("));
+}
