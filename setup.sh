@@ -29,6 +29,8 @@ packages=(
   libssl-dev                       # OpenSSL: the sha256 of the model file in run records
   sword-text-web diatheke          # the evaluation text (data/fetch_eval_text.sh)
   clang libclang-rt-dev libomp-dev # the fuzz preset (tests/fuzz): clang, its libFuzzer, its OpenMP
+  python3-jinja2 gnuplot-nox       # the course report (docs/course/course.py): pages and plots
+  chromium chromium-driver python3-selenium  # its check in a headless browser (tests/report)
 )
 missing=()
 for p in "${packages[@]}"; do

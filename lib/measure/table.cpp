@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "measure/atomic_file.hpp"
+#include "measure/csv_numbers.hpp"
 
 namespace infer {
 namespace {
@@ -81,23 +82,29 @@ std::string Table::render() const {
 }
 
 std::string Table::csv() const {
-  std::string out;
+  // Column by column: plain numbers with the unit in the header (measure/csv_numbers.hpp).
+  std::vector<CsvColumn> columns;
   for (std::size_t i = 0; i < headers_.size(); ++i) {
-    if (i > 0) out += ',';
-    out += csv_cell(headers_[i]);
+    std::vector<std::string> cells;
+    for (const auto& row : rows_) cells.push_back(row[i]);
+    columns.push_back(plain_number_column(headers_[i], cells));
   }
+  std::string out;
+  for (std::size_t i = 0; i < columns.size(); ++i) out += (i > 0 ? "," : "") + csv_cell(columns[i].header);
   out += "\n";
-  for (const auto& row : rows_) {
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      if (i > 0) out += ',';
-      out += csv_cell(row[i]);
-    }
+  for (std::size_t r = 0; r < rows_.size(); ++r) {
+    for (std::size_t i = 0; i < columns.size(); ++i) out += (i > 0 ? "," : "") + csv_cell(columns[i].cells[r]);
     out += "\n";
   }
   return out;
 }
 
 void Table::print() const { std::fputs((render() + "\n").c_str(), stdout); }
+
+void Table::emit(const std::string& csv_path) const {
+  print();
+  append_csv(csv_path);
+}
 
 void Table::append_csv(const std::string& path) const {
   if (path.empty()) return;
@@ -132,5 +139,12 @@ std::string format_count(double count) {
   }
   return out;
 }
+
+namespace cell {
+std::string ms(double seconds, int decimals) { return fmt::format("{:.{}f}", seconds * 1e3, decimals); }
+std::string secs(double seconds, int decimals) { return fmt::format("{:.{}f}", seconds, decimals); }
+std::string times(double ratio, int decimals) { return fmt::format("{:.{}f}×", ratio, decimals); }
+std::string percent(double fraction, int decimals) { return fmt::format("{:.{}f}%", 100 * fraction, decimals); }
+}  // namespace cell
 
 }  // namespace infer

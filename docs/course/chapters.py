@@ -1,0 +1,186 @@
+"""What the course report runs and shows, chapter by chapter.
+
+Each chapter names its binary, the runs that make its tables (a quick form for the report's
+~15 minutes on 2 cores, and the README's longer form), the plots drawn from its CSV tables and
+the course's own figures to put beside ours. Tables are found by the number in their printed
+title ("3. Decode ..." is table 3); columns by the start of their header, as the CSV file writes
+it (plain numbers, the unit in brackets: see lib/measure/csv_numbers.hpp).
+
+{out} in an argument is the run's output folder.
+"""
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Run:
+    name: str                 # records/<chapter>-<name>.csv/.json/.log
+    quick: list               # arguments of the quick run
+    full: list | None = None  # arguments of the README's run (None: the same as quick)
+    threads: bool = True      # False for a run that refuses -t (it measures nothing)
+
+
+@dataclass
+class Plot:
+    """A curve drawn with gnuplot from one CSV table: x against one or more y columns."""
+    run: str                  # which run's CSV
+    table: str                # the table's number as printed ("3")
+    x: str                    # column header prefix
+    ys: list                  # column header prefixes, one line each
+    title: str
+    xlabel: str
+    ylabel: str
+    logx: bool = False
+    logy: bool = False
+    labels: str | None = None  # a column whose text labels each point (a scatter, no lines)
+    rows: str | None = None    # only rows whose first cell starts with this
+    bars: bool = False         # x is a category (text): one bar per row
+
+
+@dataclass
+class CourseFigure:
+    """A figure the course text gives, beside the cell of ours that measures the same thing."""
+    what: str
+    course: str               # as the course states it
+    run: str
+    table: str
+    row: str                  # the row whose first cell starts with this ("" = first row)
+    column: str               # header prefix
+    why: str = ""             # why ours may differ
+    over: str | None = None   # show the ratio cell(row) ÷ cell(over), same column
+
+
+@dataclass
+class Chapter:
+    number: str
+    directory: str
+    binary: str
+    title: str
+    lesson: str
+    runs: list
+    plots: list = field(default_factory=list)
+    course: list = field(default_factory=list)
+
+
+CHAPTERS = [
+    Chapter(
+        "01", "01_naive_loop", "ch01_naive_loop", "The naive generation loop",
+        "Generating one token re-runs the whole sequence through the model, so a step costs more "
+        "the longer the text gets and a whole answer costs quadratically many operations.",
+        runs=[Run("demo", ["-n", "32"]),
+              Run("sweep", ["--sweep", "--repeats", "1"], ["--sweep", "--repeats", "3"])],
+        plots=[Plot("sweep", "One naive step", "T", ["time ("], "Cost of one naive step against sequence length",
+                    "tokens in the sequence", "seconds per step", logx=True, logy=True)],
+    ),
+    Chapter(
+        "02", "02_kv_cache", "ch02_kv_cache", "The KV cache",
+        "Keep every position's keys and values: the prompt is processed once (prefill, a "
+        "matrix-matrix product) and each new token is one cheap decode step over the cache.",
+        runs=[Run("tables", ["--repeats", "2", "--growth-tokens", "128", "--workload-tokens", "64",
+                             "--plot", "{out}/ch02_prefill_vs_decode.svg", "--scores-plot", "{out}/ch02_score_bytes.svg"],
+                  ["--repeats", "5", "--plot", "{out}/ch02_prefill_vs_decode.svg",
+                   "--scores-plot", "{out}/ch02_score_bytes.svg"])],
+        plots=[Plot("tables", "3", "T", ["recompute", "with cache"], "Work to generate T tokens: recompute vs cache",
+                    "tokens generated", "multiply-accumulates (G)", logx=True, logy=True),
+               Plot("tables", "6", "C", ["step"], "One decode step against the cache length",
+                    "tokens in the cache", "ms per step", logx=True)],
+        course=[CourseFigure("peak memory, the uncached loop ÷ the cached loop (as the course writes them)",
+                             "8.3×", "tables", "8", "course naive ÷ course cached", "40 + 256",
+                             "the course measures a 0.5B model (24 layers, 2 kv heads) at its own lengths; "
+                             "chapter 01 itself avoids the n×n scores and keeps one logit row (row ch01 ÷ ch02)"),
+                CourseFigure("decode step at 1024 cached tokens ÷ at 16", "no measurable change", "tables", "6",
+                             "1024", "step", "on a CPU the attention over 1024 positions is a visible share of "
+                             "a 135M model's step; the course's GPU hides it", over="16")],
+    ),
+    Chapter(
+        "03", "03_gqa", "ch03_gqa", "Grouped-query attention",
+        "Query heads share key/value heads, so the cache stores only the distinct ones: the same "
+        "tokens from a cache H/H_kv times smaller.",
+        runs=[Run("tables", ["--eval-tokens", "1024", "--window", "256", "--sliding-windows", "64,128"],
+                  ["--eval-tokens", "2048"])],
+        plots=[Plot("tables", "7", "model", ["KiB/token"], "K/V cache bytes per token by design (2-byte elements)",
+                    "", "KiB per token", logy=True, bars=True)],
+        course=[CourseFigure("cache of full multi-head ÷ grouped (query heads ÷ kv heads)", "7× (14 ÷ 2)", "tables",
+                             "2", "MHA", "fp16 B/token", "this model has 9 query heads over 3 kv heads: 3×",
+                             over="grouped")],
+    ),
+    Chapter(
+        "04", "04_batching", "ch04_batching", "Batching",
+        "A decode step streams every weight once whether it serves one sequence or many, so a batch "
+        "multiplies throughput almost for free until compute, not memory, becomes the limit; "
+        "continuous batching refills a slot the moment its request ends.",
+        runs=[Run("tables", ["--requests", "16", "--repeats", "2", "--plot", "{out}/ch04_throughput_vs_latency.svg"],
+                  ["--repeats", "5", "--plot", "{out}/ch04_throughput_vs_latency.svg"])],
+        plots=[Plot("tables", "1", "step latency", ["throughput"], "Throughput against latency as the batch grows (labels: B)",
+                    "ms per decode step", "tokens/s", labels="B")],
+        course=[CourseFigure("mean latency, static ÷ continuous batching", "more than 10×", "tables", "3",
+                             "static", "mean latency", "64 skewed requests in the course; the quick run takes 16 "
+                             "(course.py; --full runs all 64)", over="continuous")],
+    ),
+    Chapter(
+        "05", "05_paged_blocks", "ch05_paged_blocks", "Paged KV blocks",
+        "Store the cache in fixed-size blocks found through a block table: no memory reserved for "
+        "tokens never written, prefixes shared between requests, copy-on-write when they part.",
+        runs=[Run("tables", ["--requests", "16", "--repeats", "3", "--prefix-requests", "8"],
+                  ["--repeats", "9"])],
+        plots=[Plot("tables", "5", "bytes per block", ["waste"], "Memory waste on the workload against block size",
+                    "bytes per block", "reserved but unwritten (%)", logx=True)],
+    ),
+    Chapter(
+        "06", "06_quantization", "ch06_quantization", "Weight quantization",
+        "Store each weight in fewer bits with a scale per group: decode streams fewer bytes and runs "
+        "faster, at a measured cost in error, perplexity and agreement with the full model.",
+        runs=[Run("quality", ["--eval-tokens", "512", "--agree-tokens", "16", "--answer-tokens", "12"],
+                  []),
+              Run("speed", ["--speed", "--rounds", "1"], ["--speed", "--rounds", "3"]),
+              Run("memory", ["--memory"], threads=False)],
+        plots=[Plot("quality", "Quality", "bits/weight", ["perplexity"], "Perplexity against bits per weight",
+                    "bits per weight", "perplexity (held-out text)", logx=True, logy=True, labels="scheme"),
+               Plot("quality", "Quality", "bits/weight", ["top-1 same"], "Agreement with fp32 against bits per weight",
+                    "bits per weight", "top-1 token same as fp32 (%)", logx=True, labels="scheme"),
+               Plot("speed", "Decode", "bits/weight", ["decode tok/s"], "Decode speed against bits per weight",
+                    "bits per weight", "tokens/s", logx=True, labels="scheme")],
+    ),
+    Chapter(
+        "07", "07_speculative_decoding", "ch07_speculative_decoding", "Speculative decoding",
+        "A cheap draft guesses several tokens and the target checks them all in one pass: the same "
+        "tokens, faster exactly when the guesses are cheap and often right.",
+        runs=[Run("tables", ["-n", "32", "--repeats", "1", "--drafts", "q8_0,q4_1,layers-10,lookup",
+                             "--gammas", "1,2,4,6", "--plot", "{out}/ch07_speedup_vs_gamma.svg"],
+                  ["--plot", "{out}/ch07_speedup_vs_gamma.svg"])],
+        plots=[Plot("tables", "Each draft", "draft", ["speed-up", "predicted"],
+                    "Each draft at γ = 4: measured and predicted speed-up", "", "× plain decoding", bars=True)],
+    ),
+    Chapter(
+        "08", "08_distillation", "ch08_distillation", "Distillation",
+        "Train a smaller model to imitate the bigger one: the teacher's whole distribution, "
+        "flattened by a temperature, carries more than the right answer alone.",
+        runs=[Run("tables", ["--tokens", "256", "--labels", "hard,soft", "--temperature", "1",
+                             "--eval-tokens", "256", "--repeats", "1", "-n", "16",
+                             "--out", "{out}/ch08_student.gguf", "--plot", "{out}/ch08_loss_curves.svg"],
+                  ["--out", "{out}/ch08_student.gguf", "--plot", "{out}/ch08_loss_curves.svg"])],
+        course=[CourseFigure("top-1 ÷ top-3 probability at T = 1 (\"In the beginning God created the\")", "2.24",
+                             "tables", "Soft labels", "In the beginning", "p1/p3 at T=1",
+                             "the course's phrase and model differ; the rule p_T ratio = ratio^(1/T) is exact"),
+                CourseFigure("the same at T = 2", "1.50 (the square root)", "tables", "Soft labels",
+                             "In the beginning", "T=2", "")],
+    ),
+]
+
+# The stage-to-stage page: the same prompts, greedy, through each exact stage.
+STAGE_PROMPTS = [
+    "The three most important ideas in computer science are",
+    "In the beginning God created the heaven and the earth. And the earth was",
+]
+STAGE_TOKENS = 24
+# (name, label, binary, extra arguments, the stage it is compared with by stage_diff).
+# Chapters 04 and 05 run workloads, not one prompt: their own runs check every request's tokens
+# (against the other batching policy, against the contiguous cache), and the page shows that verdict.
+STAGES = [
+    ("01", "01 naive loop", "ch01_naive_loop", [], None),
+    ("02", "02 KV cache", "ch02_kv_cache", ["--skip-tables"], "01"),
+    ("03", "03 grouped KV cache", "ch03_gqa", ["--no-eval"], "02"),
+    ("07-lookup", "07 speculative, prompt-lookup draft", "ch07_speculative_decoding",
+     ["--no-tables", "--draft", "lookup"], "03"),
+    ("07-q8_0", "07 speculative, Q8_0 self-draft", "ch07_speculative_decoding",
+     ["--no-tables", "--draft", "q8_0"], "03"),
+]

@@ -1,0 +1,384 @@
+#!/usr/bin/env python3
+"""The whole course on this machine, in one command: run every chapter's binary, compare the
+exact stages token by token, and write a static report (index.html plus a page per chapter).
+
+    docs/course/course.py                   quick runs (about 15 minutes on 2 cores), then the report
+    docs/course/course.py --full            the READMEs' longer runs
+    docs/course/course.py --report-only     rebuild the pages from the records of the last run
+    cmake --build --preset default --target course    the same as the first line
+
+The binaries write their tables with --csv (plain numbers, units in the headers) and their
+figures with --json; the report reads only those files, so every number on a page comes from
+the run that made it. Plots are drawn by gnuplot from the same CSV tables (a real plotting tool,
+and a student can rerun its script: each plot's .gp file sits beside its .svg); where a binary
+draws its own plot with lib's SVG plotter (--plot), the report shows that file as well.
+"""
+import argparse
+import csv
+import datetime
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from chapters import CHAPTERS, STAGE_PROMPTS, STAGE_TOKENS, STAGES  # noqa: E402
+
+
+def fail(message):
+    print(f"course: error: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+# --- the machine ---------------------------------------------------------------------------------
+
+def machine_facts(threads):
+    cpu, flags = "unknown", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name") and cpu == "unknown":
+                cpu = line.split(":", 1)[1].strip()
+            if line.startswith("flags") and not flags:
+                flags = set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    simd = [name for name, flag in [("AVX2", "avx2"), ("FMA", "fma"), ("AVX-512F", "avx512f"),
+                                    ("AVX-512 VNNI", "avx512_vnni"), ("AVX-512 BF16", "avx512_bf16")]
+            if flag in flags]
+    def git(*args):
+        r = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else ""
+    commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
+    if git("status", "--porcelain", "--untracked-files=no"):
+        commit += " (with uncommitted changes)"
+    return {"cpu": cpu, "cores": os.cpu_count(), "simd": simd, "threads": threads, "commit": commit,
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+
+
+# --- running -------------------------------------------------------------------------------------
+
+class Runner:
+    def __init__(self, build, out, threads):
+        self.build, self.out, self.threads = build, out, threads
+        self.records = out / "records"
+        self.records.mkdir(parents=True, exist_ok=True)
+
+    def binary(self, name):
+        for path in self.build.glob(f"chapters/*/{name}"):
+            return path
+        fail(f"{name} not found under {self.build}/chapters; build first (cmake --build --preset default)")
+
+    def run(self, label, command, log):
+        """Runs one command, its output to `log`; returns (exit status, seconds)."""
+        shown = " ".join(str(c) for c in command).replace(str(ROOT) + "/", "")
+        print(f"  {label:<44} ", end="", flush=True)
+        start = time.monotonic()
+        with open(log, "w") as f:
+            f.write(f"$ {shown}\n")
+            f.flush()
+            status = subprocess.run([str(c) for c in command], stdout=f, stderr=subprocess.STDOUT,
+                                    cwd=ROOT).returncode
+        seconds = time.monotonic() - start
+        print(f"{seconds:6.1f} s" + ("" if status == 0 else f"   FAILED (exit {status}; see {log})"), flush=True)
+        return status, seconds, shown
+
+    def chapter_runs(self, chapter, full):
+        results = []
+        for run in chapter.runs:
+            args = run.full if (full and run.full is not None) else run.quick
+            args = [a.replace("{out}", str(self.out)) for a in args]
+            stem = self.records / f"{chapter.number}-{run.name}"
+            for suffix in (".csv", ".json"):  # --csv appends: start from nothing
+                stem.with_suffix(suffix).unlink(missing_ok=True)
+            threads = ["-t", str(self.threads)] if run.threads else []
+            command = [self.binary(chapter.binary), *args, *threads, "--csv", stem.with_suffix(".csv"), "--json", stem.with_suffix(".json")]
+            status, seconds, shown = self.run(f"{chapter.binary} ({run.name})", command, stem.with_suffix(".log"))
+            results.append({"chapter": chapter.number, "run": run.name, "command": shown,
+                            "status": status, "seconds": seconds})
+        return results
+
+    def stages(self):
+        stage_dir = self.out / "stages"
+        stage_dir.mkdir(exist_ok=True)
+        results = []
+        for p, prompt in enumerate(STAGE_PROMPTS):
+            for name, label, binary, args, _ in STAGES:
+                record = stage_dir / f"{name}-p{p}.json"
+                record.unlink(missing_ok=True)
+                command = [self.binary(binary), *args, "-p", prompt, "-n", str(STAGE_TOKENS), "-t", str(self.threads),
+                           "--json", record]
+                status, seconds, shown = self.run(f"{label}, prompt {p + 1}", command, record.with_suffix(".log"))
+                results.append({"stage": name, "prompt": p, "command": shown, "status": status, "seconds": seconds})
+        return results
+
+
+# --- reading what the runs wrote -----------------------------------------------------------------
+
+TITLE_NUMBER = re.compile(r"^(\d+[a-z]?)\.\s")
+
+
+def read_tables(path):
+    """The CSV file of one run: [{"title", "number", "headers", "rows"}] in print order."""
+    tables = []
+    if not path.exists():
+        return tables
+    for block in re.split(r"\n\s*\n", path.read_text()):
+        lines = block.strip("\n").split("\n")
+        if not lines or not lines[0].startswith("# "):
+            continue
+        title = lines[0][2:]
+        rows = list(csv.reader(io.StringIO("\n".join(lines[1:]))))
+        if not rows:
+            continue
+        m = TITLE_NUMBER.match(title)
+        tables.append({"title": title, "number": m.group(1) if m else "", "headers": rows[0], "rows": rows[1:]})
+    return tables
+
+
+def number(cell):
+    try:
+        return float(cell)
+    except (TypeError, ValueError):
+        return None
+
+
+def readable(cell):
+    """A CSV number as a page shows it: whole numbers of 5 digits or more in groups of three."""
+    value = number(cell)
+    if value is None or not re.fullmatch(r"-?\d{5,}", cell.strip()):
+        return cell
+    return f"{int(value):,}".replace(",", "\u2009")
+
+
+def find_table(tables, wanted):
+    """By the number in the printed title ("3"), or for an unnumbered table by how the title starts."""
+    return next((t for t in tables if t["number"] == wanted or (not t["number"] and t["title"].startswith(wanted))),
+                None)
+
+
+def find_column(table, prefix):
+    return next((i for i, h in enumerate(table["headers"]) if h.startswith(prefix)), None)
+
+
+def cell(tables, table_number, row, column):
+    """The cell of table `table_number` in the row starting with `row`, column `column`."""
+    t = find_table(tables, table_number)
+    if t is None:
+        return None
+    c = find_column(t, column)
+    r = next((r for r in t["rows"] if r and r[0].strip().startswith(row)), None)
+    return None if c is None or r is None else r[c]
+
+
+# --- plots ---------------------------------------------------------------------------------------
+
+def gnuplot_quote(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def draw(plot, tables, path):
+    """Writes path.svg (and its data and gnuplot script beside it); False if the table is missing."""
+    t = find_table(tables, plot.table)
+    if t is None:
+        return False
+    x = find_column(t, plot.x)
+    ys = [find_column(t, y) for y in plot.ys]
+    if x is None or None in ys:
+        return False
+    label = find_column(t, plot.labels) if plot.labels else None
+    lines = []
+    for row in t["rows"]:
+        if plot.rows is not None and not row[0].strip().startswith(plot.rows):
+            continue
+        if plot.bars:  # x is a category: its text names the bar
+            values = [number(row[y]) for y in ys]
+            if None not in values:
+                lines.append(f'"{row[x].strip()}"\t' + "\t".join(f"{v:.10g}" for v in values))
+            continue
+        values = [number(row[x])] + [number(row[y]) for y in ys]
+        if None in values:
+            continue
+        text = row[label].strip().replace('"', "'") if label is not None else ""
+        lines.append("\t".join(f"{v:.10g}" for v in values) + (f'\t"{text}"' if label is not None else ""))
+    if not lines:
+        return False
+    data = path.with_suffix(".tsv")
+    data.write_text("\n".join(lines) + "\n")
+    script = [
+        "set terminal svg size 760,440 dynamic noenhanced font 'sans,13' background '#ffffff'",
+        f"set output {gnuplot_quote(str(path.name))}",
+        f"set title {gnuplot_quote(plot.title)}",
+        f"set xlabel {gnuplot_quote(plot.xlabel)}",
+        f"set ylabel {gnuplot_quote(plot.ylabel)}",
+        "set grid", "set key left top", "set border 3", "set tics nomirror",
+    ]
+    if plot.logx:
+        script.append("set logscale x")
+    if plot.logy:
+        script.append("set logscale y")
+    if plot.bars:
+        script += ["set style data histograms", "set style histogram clustered gap 1", "set style fill solid 0.85 border -1",
+                   "set xtics rotate by -35 scale 0", "set bmargin 9"] + ([] if plot.logy else ["set yrange [0:*]"])
+        parts = [f"{gnuplot_quote(data.name) if i == 0 else chr(39) * 2} using {i + 2}{':xtic(1)' if i == 0 else ''} "
+                 f"title {gnuplot_quote(t['headers'][y])}" for i, y in enumerate(ys)]
+        script.append("plot " + ", ".join(parts))
+    elif label is not None:
+        script.append(f"plot {gnuplot_quote(data.name)} using 1:2 with points pt 7 ps 1.2 notitle, "
+                      f"'' using 1:2:{len(ys) + 2} with labels offset char 1,0.6 left notitle")
+    else:
+        parts = [f"{gnuplot_quote(data.name) if i == 0 else chr(39) * 2} using 1:{i + 2} with linespoints "
+                 f"lw 2 pt 7 title {gnuplot_quote(t['headers'][y])}" for i, y in enumerate(ys)]
+        script.append("plot " + ", ".join(parts))
+    gp = path.with_suffix(".gp")
+    gp.write_text("\n".join(script) + "\n")
+    r = subprocess.run(["gnuplot", gp.name], cwd=path.parent, capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"course: warning: gnuplot failed on {gp}: {r.stderr.strip()}", file=sys.stderr)
+        return False
+    return True
+
+
+# --- the report ----------------------------------------------------------------------------------
+
+def stage_results(build, out):
+    """Per prompt, per compared pair of stages: stage_diff's verdict (its exit status: 0 the same
+    prompt and tokens, 1 they differ) and what it prints (the largest logit difference)."""
+    stage_dir = out / "stages"
+    diff = build / "chapters" / "stage_diff" / "stage_diff"
+    labels = {name: label for name, label, *_ in STAGES}
+    pages = []
+    for p, prompt in enumerate(STAGE_PROMPTS):
+        rows = []
+        for name, label, binary, args, against in STAGES:
+            if against is None:
+                continue
+            a, b = stage_dir / f"{against}-p{p}.json", stage_dir / f"{name}-p{p}.json"
+            if a.exists() and b.exists():
+                r = subprocess.run([str(diff), str(a), str(b)], capture_output=True, text=True)
+                status, text = r.returncode, r.stdout + r.stderr
+            else:
+                status, text = -1, "not run"
+            rows.append({"a": labels[against], "b": label, "identical": status == 0, "detail": text.strip()})
+        record = stage_dir / f"01-p{p}.json"
+        generated = json.loads(record.read_text()).get("text", "") if record.exists() else ""
+        pages.append({"prompt": prompt, "text": generated, "rows": rows})
+    return pages
+
+
+def report(build, out, manifest):
+    import jinja2  # Debian: python3-jinja2
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).resolve().parent / "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined)
+    env.filters["isnum"] = lambda c: number(c) is not None
+    env.filters["num"] = readable
+    shutil.copy(Path(__file__).resolve().parent / "templates" / "style.css", out / "style.css")
+    plots_dir = out / "plots"
+    plots_dir.mkdir(exist_ok=True)
+    pages = []
+    for chapter in CHAPTERS:
+        runs = [r for r in manifest["runs"] if r["chapter"] == chapter.number]
+        tables = {run.name: read_tables(out / "records" / f"{chapter.number}-{run.name}.csv") for run in chapter.runs}
+        plots = []
+        for i, plot in enumerate(chapter.plots):
+            svg = plots_dir / f"ch{chapter.number}-{i + 1}.svg"
+            if draw(plot, tables.get(plot.run, []), svg):
+                plots.append({"file": f"plots/{svg.name}", "title": plot.title, "script": f"plots/{svg.with_suffix('.gp').name}"})
+        own_plots = sorted(p.name for p in out.glob(f"ch{chapter.number}_*.svg"))
+        course = []
+        for f in chapter.course:
+            ours = cell(tables.get(f.run, []), f.table, f.row, f.column)
+            if f.over is not None and ours is not None:
+                a, b = number(ours), number(cell(tables.get(f.run, []), f.table, f.over, f.column))
+                ours = f"{a / b:.2f}×" if a is not None and b else None
+            course.append({"what": f.what, "course": f.course, "ours": ours if ours is not None else "not in this run",
+                           "where": f"table {f.table}", "why": f.why})
+        pages.append({"chapter": chapter, "runs": runs, "tables": tables, "plots": plots, "own_plots": own_plots,
+                      "course": course, "failed": any(r["status"] != 0 for r in runs),
+                      "seconds": sum(r["seconds"] for r in runs)})
+    stages = stage_results(build, out)
+    common = {"machine": manifest["machine"], "pages": pages, "mode": manifest["mode"],
+              "total_seconds": manifest["total_seconds"]}
+    for page in pages:
+        (out / f"ch{page['chapter'].number}.html").write_text(env.get_template("chapter.html.j2").render(page=page, **common))
+    (out / "stages.html").write_text(env.get_template("stages.html.j2").render(stages=stages, **common))
+    (out / "index.html").write_text(env.get_template("index.html.j2").render(stages=stages, **common))
+    return out / "index.html"
+
+
+def bandwidth(out):
+    """The machine's read bandwidth as a chapter measured it (figures.machine in its record)."""
+    for record in sorted((out / "records").glob("*.json")):
+        try:
+            figures = json.loads(record.read_text()).get("figures", {})
+        except (OSError, ValueError):
+            continue
+        bw = figures.get("machine", {}).get("read_bandwidth_bytes_per_s") if isinstance(figures, dict) else None
+        if bw:
+            return bw
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    parser.add_argument("--build", type=Path, default=ROOT / "build", help="the build folder with the chapter binaries")
+    parser.add_argument("--out", type=Path, default=None, help="where the records and pages go (default BUILD/course)")
+    parser.add_argument("--full", action="store_true", help="the READMEs' longer runs instead of the quick ones")
+    parser.add_argument("--chapters", default="", help="only these chapters, e.g. 01,02 (default: all)")
+    parser.add_argument("--no-stages", action="store_true", help="skip the stage-to-stage comparison")
+    parser.add_argument("--report-only", action="store_true", help="only rebuild the pages from the last run's records")
+    parser.add_argument("-t", "--threads", type=int, default=os.cpu_count(), help="threads for every binary")
+    args = parser.parse_args()
+    out = (args.out or args.build / "course").resolve()
+    build = args.build.resolve()
+    if args.threads < 1:
+        parser.error("--threads must be at least 1")
+    wanted = [c.strip() for c in args.chapters.split(",") if c.strip()]
+    unknown = [w for w in wanted if w not in {c.number for c in CHAPTERS}]
+    if unknown:
+        parser.error(f"--chapters: no chapter {', '.join(unknown)} (there are {', '.join(c.number for c in CHAPTERS)})")
+    if shutil.which("gnuplot") is None:
+        fail("gnuplot not found (Debian: gnuplot-nox; ./setup.sh --deps-only installs it)")
+    try:
+        import jinja2  # noqa: F401
+    except ImportError:
+        fail(f"the Python module jinja2 is missing for {sys.executable} (Debian: python3-jinja2)")
+
+    if not (build / "chapters" / "stage_diff" / "stage_diff").exists():
+        fail(f"{build}/chapters/stage_diff/stage_diff not found; build first (cmake --build --preset default)")
+    manifest_path = out / "manifest.json"
+    if args.report_only:
+        if not manifest_path.exists():
+            fail(f"{manifest_path} not found: run the course first")
+        manifest = json.loads(manifest_path.read_text())
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        runner = Runner(build, out, args.threads)
+        mode = "full" if args.full else "quick"
+        print(f"course: {mode} runs of {'chapters ' + ', '.join(wanted) if wanted else 'every chapter'}, "
+              f"{args.threads} threads, records in {out}")
+        start = time.monotonic()
+        runs = []
+        for chapter in CHAPTERS:
+            if not wanted or chapter.number in wanted:
+                runs += runner.chapter_runs(chapter, args.full)
+        stage_runs = [] if args.no_stages else (print("  stage to stage:") or runner.stages())
+        manifest = {"mode": mode, "machine": machine_facts(args.threads), "runs": runs, "stage_runs": stage_runs,
+                    "total_seconds": time.monotonic() - start}
+        manifest["machine"]["read_bandwidth"] = bandwidth(out)
+        manifest_path.write_text(json.dumps(manifest, indent=1))
+    index = report(build, out, manifest)
+    failed = [r for r in manifest["runs"] + manifest["stage_runs"] if r["status"] != 0]
+    print(f"course: report in {index} ({manifest['total_seconds'] / 60:.1f} min of runs)")
+    if failed:
+        fail(f"{len(failed)} run(s) failed: " + "; ".join(r["command"] for r in failed))
+
+
+if __name__ == "__main__":
+    main()
