@@ -43,7 +43,7 @@ class CourseFigure:
     course: str               # as the course states it
     run: str
     table: str
-    row: str                  # the row whose first cell starts with this ("" = first row)
+    row: str                  # the row whose first cells start with these ("16|7B|int8"; "" = first row)
     column: str               # header prefix
     why: str = ""             # why ours may differ
     over: str | None = None   # show the ratio cell(row) ÷ cell(over), same column
@@ -139,6 +139,12 @@ CHAPTERS = [
                     "bits per weight", "top-1 token same as fp32 (%)", logx=True, labels="scheme"),
                Plot("speed", "Decode", "bits/weight", ["decode tok/s"], "Decode speed against bits per weight",
                     "bits per weight", "tokens/s", logx=True, labels="scheme")],
+        course=[CourseFigure("context tokens next to int8 weights on a 16 GB card: 7B, 8 kv heads of 128", "65 378",
+                             "memory", "The course's setting", "16|7B|int8", "context tokens",
+                             "computed from the same formula and reserve; a difference would be a bug"),
+                CourseFigure("the same for 13B with 40 kv heads (multi-head)", "3 136", "memory",
+                             "The course's setting", "16|13B|int8", "context tokens",
+                             "computed from the same formula and reserve; a difference would be a bug")],
     ),
     Chapter(
         "07", "07_speculative_decoding", "ch07_speculative_decoding", "Speculative decoding",

@@ -5,6 +5,8 @@ exact stages token by token, and write a static report (index.html plus a page p
     docs/course/course.py                   quick runs (about 15 minutes on 2 cores), then the report
     docs/course/course.py --full            the READMEs' longer runs
     docs/course/course.py --report-only     rebuild the pages from the records of the last run
+    docs/course/course.py --update-readmes  also rewrite the chapter READMEs' output blocks from the records
+    docs/course/course.py --check-readmes   only check that no README output block was edited by hand
     cmake --build --preset default --target course    the same as the first line
 
 The binaries write their tables with --csv (plain numbers, units in the headers) and their
@@ -29,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from chapters import CHAPTERS, STAGE_PROMPTS, STAGE_TOKENS, STAGES  # noqa: E402
+import readme_blocks  # noqa: E402
 
 
 def fail(message):
@@ -167,12 +170,15 @@ def find_column(table, prefix):
 
 
 def cell(tables, table_number, row, column):
-    """The cell of table `table_number` in the row starting with `row`, column `column`."""
+    """The cell of table `table_number` in the row whose first cells start with `row` ("16|7B|int8"),
+    column `column`."""
     t = find_table(tables, table_number)
     if t is None:
         return None
     c = find_column(t, column)
-    r = next((r for r in t["rows"] if r and r[0].strip().startswith(row)), None)
+    keys = row.split("|")  # "16|7B|int8": the first cells start with these
+    r = next((r for r in t["rows"] if len(r) >= len(keys) and all(c.strip().startswith(k) for c, k in zip(r, keys))),
+             None)
     return None if c is None or r is None else r[c]
 
 
@@ -333,8 +339,18 @@ def main():
     parser.add_argument("--chapters", default="", help="only these chapters, e.g. 01,02 (default: all)")
     parser.add_argument("--no-stages", action="store_true", help="skip the stage-to-stage comparison")
     parser.add_argument("--report-only", action="store_true", help="only rebuild the pages from the last run's records")
+    parser.add_argument("--update-readmes", action="store_true",
+                        help="rewrite the chapter READMEs' output blocks from the records (docs/course/readme_blocks.py)")
+    parser.add_argument("--check-readmes", action="store_true",
+                        help="only check that every README output block is as generated (exit 1 if one was edited)")
     parser.add_argument("-t", "--threads", type=int, default=os.cpu_count(), help="threads for every binary")
     args = parser.parse_args()
+    if args.check_readmes:
+        blocks, problems = readme_blocks.check(ROOT)
+        for p in problems:
+            print(f"course: {p}", file=sys.stderr)
+        print(f"course: {blocks} README output blocks, {len(problems)} edited by hand")
+        sys.exit(1 if problems else 0)
     out = (args.out or args.build / "course").resolve()
     build = args.build.resolve()
     if args.threads < 1:
@@ -369,11 +385,28 @@ def main():
             if not wanted or chapter.number in wanted:
                 runs += runner.chapter_runs(chapter, args.full)
         stage_runs = [] if args.no_stages else (print("  stage to stage:") or runner.stages())
+        for r in runs:
+            r["mode"] = mode
         manifest = {"mode": mode, "machine": machine_facts(args.threads), "runs": runs, "stage_runs": stage_runs,
                     "total_seconds": time.monotonic() - start}
+        if wanted and manifest_path.exists():  # a few chapters again: keep the others' records
+            old = json.loads(manifest_path.read_text())
+            manifest["runs"] = [r for r in old["runs"] if r["chapter"] not in wanted] + runs
+            manifest["runs"].sort(key=lambda r: r["chapter"])
+            if args.no_stages:
+                manifest["stage_runs"] = old.get("stage_runs", [])
+            modes = sorted({r.get("mode", old["mode"]) for r in manifest["runs"]})
+            manifest["mode"] = " and ".join(modes)
+            manifest["total_seconds"] = sum(r["seconds"] for r in manifest["runs"] + manifest["stage_runs"])
         manifest["machine"]["read_bandwidth"] = bandwidth(out)
         manifest_path.write_text(json.dumps(manifest, indent=1))
     index = report(build, out, manifest)
+    if args.update_readmes:
+        m = manifest["machine"]
+        origin = f"{m['cpu']}, {m['threads']} threads, {m['date'][:10]}"
+        missing = readme_blocks.update(ROOT, out / "records", origin)
+        for name in missing:
+            print(f"course: warning: no record for the README block {name} (run its chapter first)", file=sys.stderr)
     failed = [r for r in manifest["runs"] + manifest["stage_runs"] if r["status"] != 0]
     print(f"course: report in {index} ({manifest['total_seconds'] / 60:.1f} min of runs)")
     if failed:

@@ -1,0 +1,78 @@
+"""Chapter README output blocks that cannot drift: written from the course's run records, never by hand.
+
+A README marks a block with two HTML comments (invisible on GitHub):
+
+    <!-- output: 01-sweep -->
+    ```
+    $ ./build/chapters/01_naive_loop/ch01_naive_loop --sweep --repeats 3 -t 2
+    ...what that run printed...
+    ```
+    <!-- /output 01-sweep · AMD EPYC, 2 threads, 2026-12-01 · 3f9a0c12d4e5 -->
+
+`01-sweep` names a run of docs/course/chapters.py (chapter 01, run "sweep"). Options after the
+name: `head=N` keeps the first N lines of the output, `tail=M` the last M (with "..." between).
+`course.py --update-readmes` rewrites every block from build/course/records/<name>.log, naming the
+machine and date in the closing marker, with a checksum of the block. `--check-readmes` (a CTest
+test) recomputes each checksum: a block edited by hand no longer matches and the test fails.
+"""
+import hashlib
+import re
+from pathlib import Path
+
+BLOCK = re.compile(r"<!-- output: (?P<name>[\w-]+)(?P<options>[^>]*?) -->\n(?P<body>.*?)"
+                   r"<!-- /output (?P<end>[^>]*?) · (?P<sum>[0-9a-f]{12}) -->", re.S)
+
+
+def checksum(body):
+    return hashlib.sha256(body.encode()).hexdigest()[:12]
+
+
+def shown_output(log_text, options):
+    """The block's text from a run's log: the command as a reader would type it, then the output."""
+    lines = log_text.rstrip("\n").split("\n")
+    command = lines[0].removeprefix("$ ")
+    # The course's bookkeeping flags are not part of the lesson's command.
+    command = re.sub(r" --(csv|json) \S+", "", command)
+    output = lines[1:]
+    head = int(m.group(1)) if (m := re.search(r"head=(\d+)", options)) else None
+    tail = int(m.group(1)) if (m := re.search(r"tail=(\d+)", options)) else 0
+    if head is not None and len(output) > head + tail:
+        output = output[:head] + ["..."] + (output[-tail:] if tail else [])
+    return "```\n$ ./" + command + "\n" + "\n".join(output) + "\n```\n"
+
+
+def readmes(root):
+    return sorted((root / "chapters").glob("*/README.md"))
+
+
+def update(root, records, origin):
+    """Rewrites every block from the records; returns the blocks whose run has no record."""
+    missing = []
+    for readme in readmes(root):
+        text = readme.read_text()
+
+        def rewrite(m):
+            log = records / f"{m.group('name')}.log"
+            if not log.exists():
+                missing.append(f"{readme.relative_to(root)}: {m.group('name')}")
+                return m.group(0)
+            body = shown_output(log.read_text(), m.group("options"))
+            return (f"<!-- output: {m.group('name')}{m.group('options')} -->\n{body}"
+                    f"<!-- /output {m.group('name')} · {origin} · {checksum(body)} -->")
+
+        new = BLOCK.sub(rewrite, text)
+        if new != text:
+            readme.write_text(new)
+    return missing
+
+
+def check(root):
+    """Every block's checksum against its body; returns the problems."""
+    problems, blocks = [], 0
+    for readme in readmes(root):
+        for m in BLOCK.finditer(readme.read_text()):
+            blocks += 1
+            if checksum(m.group("body")) != m.group("sum"):
+                problems.append(f"{readme.relative_to(root)}: block {m.group('name')} was edited by hand "
+                                f"(regenerate it: docs/course/course.py --update-readmes)")
+    return blocks, problems
