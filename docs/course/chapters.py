@@ -155,6 +155,8 @@ CHAPTERS = [
                   ["--plot", "{out}/ch07_speedup_vs_gamma.svg"])],
         plots=[Plot("tables", "Each draft", "draft", ["speed-up", "predicted"],
                     "Each draft at γ = 4: measured and predicted speed-up", "", "× plain decoding", bars=True)],
+        course=[CourseFigure("tokens kept per round at α = 0.3, γ = 4", "1.4", "tables", "Expected tokens", "0.3",
+                             "γ = 4", "a formula, E = (1 − α^(γ+1)) / (1 − α): it must agree")],
     ),
     Chapter(
         "08", "08_distillation", "ch08_distillation", "Distillation",

@@ -303,7 +303,7 @@ def report(build, out, manifest):
                 a, b = number(ours), number(cell(tables.get(f.run, []), f.table, f.over, f.column))
                 ours = f"{a / b:.2f}×" if a is not None and b else None
             course.append({"what": f.what, "course": f.course, "ours": ours if ours is not None else "not in this run",
-                           "where": f"table {f.table}", "why": f.why})
+                           "where": f"table {f.table}" if f.table[0].isdigit() else f"the table “{f.table}…”", "why": f.why})
         pages.append({"chapter": chapter, "runs": runs, "tables": tables, "plots": plots, "own_plots": own_plots,
                       "course": course, "failed": any(r["status"] != 0 for r in runs),
                       "seconds": sum(r["seconds"] for r in runs)})
