@@ -277,6 +277,36 @@ def stage_results(build, out):
     return pages
 
 
+def workload_verdicts(out):
+    """Chapters whose runs check tokens themselves (04, 05, and 07's drafts): every table column
+    headed "tokens = ..." with cells "k of n" or "✓"/"✗", and chapter 04's count of requests whose
+    tokens agree under static and continuous batching."""
+    verdicts = []
+    for chapter in CHAPTERS:
+        for run in chapter.runs:
+            stem = out / "records" / f"{chapter.number}-{run.name}"
+            for t in read_tables(stem.with_suffix(".csv")):
+                for c, header in enumerate(t["headers"]):
+                    if not header.startswith("tokens ="):
+                        continue
+                    for row in t["rows"]:
+                        value = row[c].strip()
+                        if not value:
+                            continue
+                        m = re.fullmatch(r"(\d+) of (\d+)", value)
+                        same = (m.group(1) == m.group(2)) if m else value in ("✓", "yes")
+                        verdicts.append({"chapter": chapter.number, "table": t["title"], "row": row[0].strip(),
+                                         "check": header, "value": value, "identical": same})
+            if chapter.number == "04" and stem.with_suffix(".json").exists():
+                figures = json.loads(stem.with_suffix(".json").read_text()).get("figures", {})
+                same, n = figures.get("identical_tokens_across_policies"), figures.get("workload", {}).get("requests")
+                if same is not None and n:
+                    verdicts.append({"chapter": "04", "table": "the workload", "row": "every request",
+                                     "check": "tokens: static = continuous batching", "value": f"{same} of {n}",
+                                     "identical": same == n})
+    return verdicts
+
+
 def report(build, out, manifest):
     import jinja2  # Debian: python3-jinja2
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).resolve().parent / "templates"),
@@ -312,7 +342,8 @@ def report(build, out, manifest):
               "total_seconds": manifest["total_seconds"]}
     for page in pages:
         (out / f"ch{page['chapter'].number}.html").write_text(env.get_template("chapter.html.j2").render(page=page, **common))
-    (out / "stages.html").write_text(env.get_template("stages.html.j2").render(stages=stages, **common))
+    (out / "stages.html").write_text(env.get_template("stages.html.j2").render(
+        stages=stages, workloads=workload_verdicts(out), **common))
     (out / "index.html").write_text(env.get_template("index.html.j2").render(stages=stages, **common))
     return out / "index.html"
 
