@@ -437,7 +437,7 @@ def main():
         origin = f"{m['cpu']}, {m['threads']} threads, {m['date'][:10]}"
         missing = readme_blocks.update(ROOT, out / "records", origin)
         for name in missing:
-            print(f"course: warning: no record for the README block {name} (run its chapter first)", file=sys.stderr)
+            print(f"course: warning: README block not written: {name} (run its chapter first)", file=sys.stderr)
     failed = [r for r in manifest["runs"] + manifest["stage_runs"] if r["status"] != 0]
     print(f"course: report in {index} ({manifest['total_seconds'] / 60:.1f} min of runs)")
     if failed:

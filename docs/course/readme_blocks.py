@@ -10,7 +10,10 @@ A README marks a block with two HTML comments (invisible on GitHub):
     <!-- /output 01-sweep · AMD EPYC, 2 threads, 2026-12-01 · 3f9a0c12d4e5 -->
 
 `01-sweep` names a run of docs/course/chapters.py (chapter 01, run "sweep"). Options after the
-name: `head=N` keeps the first N lines of the output, `tail=M` the last M (with "..." between).
+name: `head=N` keeps the first N lines of the output, `tail=M` the last M (with "..." between);
+`command` shows only the command; `table="Layer importance"` keeps only the printed table whose title starts so (its title line to
+the blank line after it), without the command line — for a README that shows a run's tables one
+at a time under its own headings, with the command once above them.
 `course.py --update-readmes` rewrites every block from build/course/records/<name>.log, naming the
 machine and date in the closing marker, with a checksum of the block. `--check-readmes` (a CTest
 test) recomputes each checksum: a block edited by hand no longer matches and the test fails.
@@ -19,6 +22,7 @@ import hashlib
 import re
 from pathlib import Path
 
+TABLE_OPTION = re.compile(r'table="([^"]+)"')
 BLOCK = re.compile(r"<!-- output: (?P<name>[\w-]+)(?P<options>[^>]*?) -->\n(?P<body>.*?)"
                    r"<!-- /output (?P<end>[^>]*?) · (?P<sum>[0-9a-f]{12}) -->", re.S)
 
@@ -30,9 +34,17 @@ def checksum(body):
 def shown_output(log_text, options):
     """The block's text from a run's log: the command as a reader would type it, then the output."""
     lines = log_text.rstrip("\n").split("\n")
+    if m := TABLE_OPTION.search(options):
+        start = next((i for i, line in enumerate(lines) if line.startswith(m.group(1))), None)
+        if start is None:
+            raise KeyError(f'no table "{m.group(1)}" in the run\'s output')
+        end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
+        return "```\n" + "\n".join(lines[start:end]) + "\n```\n"
     command = lines[0].removeprefix("$ ")
     # The course's bookkeeping flags are not part of the lesson's command.
     command = re.sub(r" --(csv|json) \S+", "", command)
+    if re.search(r"(^|\s)command(\s|$)", options):  # the command alone, above a run's tables
+        return "```\n$ ./" + command + "\n```\n"
     output = lines[1:]
     head = int(m.group(1)) if (m := re.search(r"head=(\d+)", options)) else None
     tail = int(m.group(1)) if (m := re.search(r"tail=(\d+)", options)) else 0
@@ -56,7 +68,11 @@ def update(root, records, origin):
             if not log.exists():
                 missing.append(f"{readme.relative_to(root)}: {m.group('name')}")
                 return m.group(0)
-            body = shown_output(log.read_text(), m.group("options"))
+            try:
+                body = shown_output(log.read_text(), m.group("options"))
+            except KeyError as e:
+                missing.append(f"{readme.relative_to(root)}: {m.group('name')}: {e.args[0]}")
+                return m.group(0)
             return (f"<!-- output: {m.group('name')}{m.group('options')} -->\n{body}"
                     f"<!-- /output {m.group('name')} · {origin} · {checksum(body)} -->")
 
