@@ -124,8 +124,9 @@ std::string format_bytes(double bytes) {
 }
 
 std::string format_seconds(double s) {
-  if (s >= 1.0) return fmt::format("{:.3g} s", s);
-  if (s >= 1e-3) return fmt::format("{:.3g} ms", s * 1e3);
+  // Thresholds just below 1 so that 0.9996 s prints as "1 s", not "1e+03 ms" ({:.3g} rounds to 3 digits).
+  if (s >= 0.9995) return fmt::format("{:.3g} s", s);
+  if (s >= 0.9995e-3) return fmt::format("{:.3g} ms", s * 1e3);
   return fmt::format("{:.3g} µs", s * 1e6);
 }
 

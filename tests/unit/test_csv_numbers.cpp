@@ -76,3 +76,11 @@ TEST_CASE("Table::csv writes the plain columns; render() keeps the printed cells
   CHECK(t.csv() == "model,weights (bytes),speed-up (×)\n\"a, quoted\",269000000,1.00\nb,14500000000,2.50\n");
   CHECK(t.render().find("14.5 GB") != std::string::npos);
 }
+
+TEST_CASE("format_seconds never prints an exponent at a unit's edge", "[table]") {
+  CHECK(infer::format_seconds(0.9996) == "1 s");
+  CHECK(infer::format_seconds(0.9994) == "999 ms");
+  CHECK(infer::format_seconds(0.0009996) == "1 ms");
+  CHECK(infer::format_seconds(1.5e-6) == "1.5 µs");
+  CHECK(infer::format_seconds(12.34) == "12.3 s");
+}
