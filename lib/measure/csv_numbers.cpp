@@ -111,6 +111,17 @@ CsvColumn plain_number_column(const std::string& header, const std::vector<std::
     units.insert(parsed[r]->unit);
   }
   if (units.empty()) return unchanged;
+  // A ratio row under a column of quantities ("ch01 ÷ ch02: 0.2×" below rows of MB) is a note,
+  // not a value of the column: when "×" cells are the fewer, they pass through as text.
+  if (units.size() > 1 && units.count("×") > 0) {
+    const auto ratios = std::count_if(parsed.begin(), parsed.end(), [](const auto& q) { return q && q->unit == "×"; });
+    const auto others = std::count_if(parsed.begin(), parsed.end(), [](const auto& q) { return q && q->unit != "×"; });
+    if (ratios < others) {
+      for (auto& q : parsed)
+        if (q && q->unit == "×") q.reset();
+      units.erase("×");
+    }
+  }
 
   // A header that already names its unit, "scores (bytes)" or "step (ms)", keeps it: the cells
   // are brought to that unit's family, or only stripped when they carry the same unit.

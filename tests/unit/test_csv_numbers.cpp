@@ -42,6 +42,18 @@ TEST_CASE("a header that names its unit keeps it, once", "[table][csv]") {
   CHECK(x.header == "speed-up (vs fp32) (×)");
 }
 
+TEST_CASE("a ratio row under a column of quantities stays as printed", "[table][csv]") {
+  const auto c = plain_number_column("peak", {"8.97 MB", "1.21 MB", "7.4×"});
+  CHECK(c.header == "peak (MB)");
+  CHECK(c.cells == std::vector<std::string>{"8.97", "1.21", "7.4×"});
+  const auto t = plain_number_column("total (s)", {"38.43", "14.84", "0.39×"});
+  CHECK(t.header == "total (s)");
+  CHECK(t.cells == std::vector<std::string>{"38.43", "14.84", "0.39×"});
+  // Mostly ratios: the column is a column of ratios, and the odd cell decides nothing.
+  const std::vector<std::string> mixed = {"1.5×", "2×", "3 MB"};
+  CHECK(plain_number_column("x", mixed).cells == mixed);
+}
+
 TEST_CASE("thousands separators, minus signs and exponents", "[table][csv]") {
   const auto c = plain_number_column("tokens", {"11,676", "1,048,576", "\u22123", "+2.1", "1.5e-06", "7"});
   CHECK(c.header == "tokens");
