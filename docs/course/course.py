@@ -435,7 +435,9 @@ def main():
     if args.update_readmes:
         m = manifest["machine"]
         origin = f"{m['cpu']}, {m['threads']} threads, {m['date'][:10]}"
-        missing = readme_blocks.update(ROOT, out / "records", origin)
+        full_runs = {f"{r['chapter']}-{r['run']}" for r in manifest["runs"]
+                     if r.get("mode", manifest["mode"]) == "full" and r["status"] == 0}
+        missing = readme_blocks.update(ROOT, out / "records", origin, full_runs)
         for name in missing:
             print(f"course: warning: README block not written: {name} (run its chapter first)", file=sys.stderr)
     failed = [r for r in manifest["runs"] + manifest["stage_runs"] if r["status"] != 0]

@@ -57,14 +57,19 @@ def readmes(root):
     return sorted((root / "chapters").glob("*/README.md"))
 
 
-def update(root, records, origin):
-    """Rewrites every block from the records; returns the blocks whose run has no record."""
+def update(root, records, origin, full_runs):
+    """Rewrites every block from the records of the README runs (`full_runs`: names such as
+    "01-sweep" whose last run was --full, the runs the READMEs' prose describes); returns the
+    blocks left as they were, with the reason."""
     missing = []
     for readme in readmes(root):
         text = readme.read_text()
 
         def rewrite(m):
             log = records / f"{m.group('name')}.log"
+            if m.group("name") not in full_runs:
+                missing.append(f"{readme.relative_to(root)}: {m.group('name')}: its last run was not --full")
+                return m.group(0)
             if not log.exists():
                 missing.append(f"{readme.relative_to(root)}: {m.group('name')}")
                 return m.group(0)

@@ -58,7 +58,10 @@ class UpdateAndCheck(unittest.TestCase):
             records = root / "records"
             records.mkdir()
             (records / "09-a.log").write_text(LOG)
-            self.assertEqual(readme_blocks.update(root, records, "a machine, 2 threads, 2026-12-01"), [])
+            # A quick run's record does not replace a README block: the prose describes the full run.
+            self.assertEqual(len(readme_blocks.update(root, records, "m", full_runs=set())), 1)
+            self.assertIn("old", readme.read_text())
+            self.assertEqual(readme_blocks.update(root, records, "a machine, 2 threads, 2026-12-01", {"09-a"}), [])
             text = readme.read_text()
             self.assertIn("First table: a title\na  b", text)
             self.assertIn("<!-- /output 09-a · a machine, 2 threads, 2026-12-01 · ", text)
@@ -76,7 +79,7 @@ class UpdateAndCheck(unittest.TestCase):
             readme = root / "chapters" / "09_x" / "README.md"
             original = "<!-- output: 09-b -->\nold\n<!-- /output 09-b · none · 000000000000 -->\n"
             readme.write_text(original)
-            missing = readme_blocks.update(root, root / "records", "m")
+            missing = readme_blocks.update(root, root / "records", "m", {"09-b"})
             self.assertEqual(len(missing), 1)
             self.assertEqual(readme.read_text(), original)
 
