@@ -223,6 +223,8 @@ def tokenizer_seeds():
     # Decode: the data is read by FuzzedDataProvider, so any bytes make some ids.
     write("tokenizer", "decode_ids", bytes([2]) + bytes(rng.randrange(256) for _ in range(200)))
     write("tokenizer", "decode_small", bytes([2, 1, 0, 0, 1, 0, 2, 0xff, 0xfe, 0x80]))
+    # Regression seed of a finding (README.md): bytes SmolLM2's vocabulary has no token for.
+    write("tokenizer", "finding_tokenless_bytes", b"\x00Hello\x14 world \x04\x06\x13\x16\x1d \xf1\x80\x80\x80\xf2\xbf\xbf\xbf!")
     write("tokenizer", "chat_messages", bytes([3]) + b"You are a pirate.\\\x01Hello there\\\x00Ahoy\\\x01\x01\x02")
 
 
@@ -260,6 +262,13 @@ def record_seeds():
            "steps": [{"token": 5, "top": [[5, 1.0]]}], "text": "!"}
     write("record", "old_format.json", json.dumps(old))
     write("record", "minimal.json", '{"prompt_ids":[],"steps":[]}')
+    # Regression seeds of the findings (README.md): numbers that do not fit their fields, and
+    # nesting deeper than any record (refused at 64 levels).
+    write("record", "finding_number_out_of_range.json",
+          '{"prompt_ids":[1,4294967297],"steps":[{"token":7.0421e100,"top":[[5,1e39]],"seconds":0.5}],'
+          '"settings":{"seed":-1,"top_k":2.5},"prompt_bytes":[104,300]}')
+    write("record", "finding_deep_nesting.json",
+          '{"prompt_ids":[1],"steps":[],"figures":' + "[" * 100 + "]" * 100 + "}")
 
 
 if __name__ == "__main__":
