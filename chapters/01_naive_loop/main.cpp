@@ -56,8 +56,7 @@ void print_steps(const Generation& gen, const CommonOptions& o, nlohmann::json& 
                              format_count(static_cast<double>(total_macs)), total_macs / total_seconds / 1e9));
   table.add_note(all_equal ? "every counted MAC total equals the closed form of forward_cost.hpp"
                            : "MISMATCH between counted MACs and the closed form");
-  table.print();
-  table.append_csv(o.csv_path);
+  table.emit(o.csv_path);
   figures["total_seconds"] = total_seconds;
   figures["tokens_per_second"] = n / total_seconds;
   figures["total_macs"] = total_macs;
@@ -92,8 +91,7 @@ void run_sweep(LoadedModel& m, const CommonOptions& o, int repeats, nlohmann::js
   table.add_note(fmt::format("fitted: step time ∝ T^{:.2f}, step MACs ∝ T^{:.2f} over T = 16…512", time_exp, mac_exp));
   table.add_note("Linear layers cost T·(weights) and attention T²·(2·H·D·layers/2): the exponent starts near 1 and "
                  "rises towards 2 as attention takes over; summed over a generation of T tokens the naive loop costs O(T³) in attention.");
-  table.print();
-  table.append_csv(o.csv_path);
+  table.emit(o.csv_path);
   figures["sweep_time_exponent"] = time_exp;
   figures["sweep_mac_exponent"] = mac_exp;
 }

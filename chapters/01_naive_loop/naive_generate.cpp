@@ -8,11 +8,14 @@
 
 namespace infer {
 
+// the-change: begin NoCache::attend
 void NoCache::attend(int, int64_t pos0, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) {
   if (pos0 != 0) throw std::logic_error("NoCache: every pass must start at position 0");
   ops::attention(q, k, v, n_heads_, n_kv_heads_, 0, out);
 }
+// the-change: end NoCache::attend
 
+// the-change: begin generate_naive
 Generation generate_naive(Llama& model, const Tokenizer& tokenizer, std::vector<int32_t> tokens,
                           Sampler& sampler, const GenerateOptions& options,
                           const std::function<void(const StepRecord&)>& on_token) {
@@ -36,5 +39,6 @@ Generation generate_naive(Llama& model, const Tokenizer& tokenizer, std::vector<
   }
   return gen;
 }
+// the-change: end generate_naive
 
 }  // namespace infer

@@ -1,12 +1,12 @@
 #include "cached_generate.hpp"
 
-#include "forward_cost.hpp"
+#include "01_naive_loop/forward_cost.hpp"
 #include "measure/timing.hpp"
 #include "tensor/ops.hpp"
 
 namespace infer {
 
-// BEGIN the change: prefill once, then decode one token at a time
+// the-change: begin generate_cached
 Generation generate_cached(Llama& model, const Tokenizer& tokenizer, const std::vector<int32_t>& prompt,
                            KvStore& cache, Sampler& sampler, const GenerateOptions& options,
                            const std::function<void(const StepRecord&)>& on_token) {
@@ -16,9 +16,11 @@ Generation generate_cached(Llama& model, const Tokenizer& tokenizer, const std::
   for (int step = 0; step < options.n_predict; ++step) {
     reset_op_counters();
     Stopwatch clock;
+    // the-change: begin decode_step
     const Tensor logits = model.forward(feed, pos, cache).to(Device::cpu());
     const std::span<const float> last(logits.host<float>(), static_cast<std::size_t>(logits.numel()));
     const int32_t next = sampler.sample(last);
+    // the-change: end decode_step
     StepRecord record{next, top_logits(last, options.top_logits), clock.seconds()};
 
     const auto n_new = static_cast<int64_t>(feed.size());
@@ -31,6 +33,6 @@ Generation generate_cached(Llama& model, const Tokenizer& tokenizer, const std::
   }
   return gen;
 }
-// END the change
+// the-change: end generate_cached
 
 }  // namespace infer

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "model/kv_store.hpp"
-#include "naive_generate.hpp"  // Generation, GenerateOptions, StepCost (chapter 01)
+#include "01_naive_loop/naive_generate.hpp"  // Generation, GenerateOptions, StepCost
 
 namespace infer {
 

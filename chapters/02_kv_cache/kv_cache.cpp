@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "repeat_heads.hpp"
 #include "tensor/ops.hpp"
 
 namespace infer {
@@ -31,13 +32,16 @@ void KvCache::truncate(int64_t length) {
   length_ = length;
 }
 
+// the-change: begin KvCache::store
 void KvCache::store(const Tensor& k, const Tensor& v, Tensor& key_slots, Tensor& value_slots) {
   // Each key/value head copied once per query head that reads it.
   const int group = n_heads_ / n_kv_heads_;
   ops::repeat_heads(k, n_kv_heads_, group, key_slots);
   ops::repeat_heads(v, n_kv_heads_, group, value_slots);
 }
+// the-change: end KvCache::store
 
+// the-change: begin KvCache::attend
 void KvCache::attend(int layer, int64_t pos0, const Tensor& q, const Tensor& k, const Tensor& v,
                      Tensor& out) {
   const int64_t n_new = k.dim(0);
@@ -53,5 +57,6 @@ void KvCache::attend(int layer, int64_t pos0, const Tensor& q, const Tensor& k, 
   ops::attention(q, keys.rows(0, pos0 + n_new), values.rows(0, pos0 + n_new), n_heads_, stored_heads_, pos0, out);
   if (layer == static_cast<int>(keys_.size()) - 1) length_ = pos0 + n_new;
 }
+// the-change: end KvCache::attend
 
 }  // namespace infer

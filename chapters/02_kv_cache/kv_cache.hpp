@@ -24,8 +24,10 @@ namespace infer {
 
 class KvCache : public KvStore {
  public:
+  // the-change: begin KvCache::KvCache
   KvCache(const LlamaConfig& config, int64_t max_tokens, Device device = Device::cpu())
       : KvCache(config, max_tokens, device, config.n_heads) {}
+  // the-change: end KvCache::KvCache
 
   void attend(int layer, int64_t pos0, const Tensor& q, const Tensor& k, const Tensor& v,
               Tensor& out) override;

@@ -107,8 +107,7 @@ int main(int argc, char** argv) {
 
     const BandwidthResult bw = measure_read_bandwidth();
     record.figures["machine"] = {{"threads", num_threads()}, {"read_bandwidth_bytes_per_s", bw.bytes_per_second}};
-    Context cx{m, o, repeats, record.figures,
-               fmt::format("{} threads, read bandwidth {:.1f} GB/s", num_threads(), bw.bytes_per_second / 1e9), bw.bytes_per_second};
+    Context cx{{m, o, record.figures, machine_line(bw)}, repeats, bw.bytes_per_second};
 
     // Chapter 01's loop on the same generation, for tables 1, 4 and 8.
     LoopRun naive;

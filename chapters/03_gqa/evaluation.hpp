@@ -1,5 +1,5 @@
 // Chapter 03's layer, part 3: measuring a model's quality on real text. Used here for the
-// multi-query experiment and again by chapter 06 (quantization) and later chapters.
+// multi-query experiment, and by any later measurement of what a change costs in quality.
 //
 //   perplexity   exp(mean over positions of −log p(next token | the tokens before it)),
 //                the model's average "surprise" on the text; lower is better

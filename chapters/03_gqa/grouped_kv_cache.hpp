@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "model/config.hpp"
-#include "kv_cache.hpp"  // chapter 02
+#include "02_kv_cache/kv_cache.hpp"
 #include "tensor/tensor.hpp"
 
 namespace infer {
@@ -26,21 +26,18 @@ namespace infer {
 // as they come out of the projections.
 class GroupedKvCache : public KvCache {
  public:
+  // the-change: begin GroupedKvCache::GroupedKvCache
   GroupedKvCache(const LlamaConfig& config, int64_t max_tokens, Device device = Device::cpu())
       : KvCache(config, max_tokens, device, config.n_kv_heads) {}
+  // the-change: end GroupedKvCache::GroupedKvCache
 
  protected:
+  // the-change: begin GroupedKvCache::store
   void store(const Tensor& k, const Tensor& v, Tensor& key_slots, Tensor& value_slots) override {
     key_slots.copy_from(k);  // [T, H_kv·D]: one row copy, nothing repeated
     value_slots.copy_from(v);
   }
+  // the-change: end GroupedKvCache::store
 };
-
-// Bytes per token of a K/V cache from the formula: 2 (keys and values) × layers × heads stored
-// × head dimension × bytes per element. Chapter 02 stores H heads, this chapter H_kv.
-inline std::size_t kv_bytes_per_token(int n_layers, int heads_stored, int head_dim, int bytes_per_element) {
-  return std::size_t{2} * static_cast<std::size_t>(n_layers) * static_cast<std::size_t>(heads_stored) *
-         static_cast<std::size_t>(head_dim) * static_cast<std::size_t>(bytes_per_element);
-}
 
 }  // namespace infer

@@ -19,10 +19,10 @@
 #include "app/text_streamer.hpp"
 #include "app/cli.hpp"
 #include "app/run_record.hpp"
-#include "cached_generate.hpp"
+#include "02_kv_cache/cached_generate.hpp"
 #include "gqa_tables.hpp"
 #include "grouped_kv_cache.hpp"
-#include "kv_cache.hpp"
+#include "02_kv_cache/kv_cache.hpp"
 #include "measure/table.hpp"
 #include "tensor/ops.hpp"
 

@@ -24,7 +24,7 @@ DecodeShape DecodeShape::of(std::string name, const LlamaConfig& c, double bytes
   s.weight_bytes = params * bytes_per_weight;
   // An untied input embedding is a lookup, not a product; a tied one is the output product.
   s.matmul_weights = params - (c.tied_embeddings ? 0.0 : static_cast<double>(c.vocab_size) * c.d_model);
-  s.kv_bytes_per_token = 2.0 * c.n_layers * c.n_kv_heads * c.head_dim * bytes_per_kv;
+  s.kv_bytes_per_token = static_cast<double>(c.kv_bytes_per_token(1)) * bytes_per_kv;
   s.attn_flops_per_token = 4.0 * c.n_layers * c.n_heads * c.head_dim;
   return s;
 }

@@ -27,6 +27,7 @@ void BatchDecoder::admit(const Request& r, int new_tokens) {
                                     Sampler(own), 0, r.prompt});
 }
 
+// the-change: begin BatchDecoder::step
 std::vector<int32_t> BatchDecoder::step(std::span<Request* const> batch) {
   // Build one chunk per sequence: its new tokens at its next position, its own cache.
   std::vector<Sequence*> seqs;
@@ -49,18 +50,21 @@ std::vector<int32_t> BatchDecoder::step(std::span<Request* const> batch) {
   }
   return next;
 }
+// the-change: end BatchDecoder::step
 
+// the-change: begin forward_and_sample
 std::vector<int32_t> forward_and_sample(Llama& model, std::span<const SequenceChunk> chunks,
                                         std::span<Sampler* const> samplers) {
   if (chunks.empty()) return {};
   // One forward for all of them; row i of the logits is chunk i's last token.
-  const Tensor logits = model.forward(chunks).to(Device::cpu());
+  const Tensor logits = model.forward_batch(chunks).to(Device::cpu());
   const auto V = static_cast<std::size_t>(logits.dim(1));
   std::vector<int32_t> next(chunks.size());
   for (std::size_t i = 0; i < chunks.size(); ++i)
     next[i] = samplers[i]->sample(std::span<const float>(logits.host<float>() + i * V, V));
   return next;
 }
+// the-change: end forward_and_sample
 
 void BatchDecoder::release(const Request& r) { sequences_.erase(r.id); }
 
@@ -89,7 +93,7 @@ std::vector<DecodeTiming> time_batched_decode(Llama& model, std::span<const int3
     std::vector<SequenceChunk> chunks;
     for (int b = b0; b < std::min(largest, b0 + kSweepPrefillGroup); ++b)
       chunks.push_back({prompts[static_cast<std::size_t>(b)], 0, caches[static_cast<std::size_t>(b)].get(), false});
-    model.forward(chunks);
+    model.forward_batch(chunks);
     if (tick) tick();
   }
   std::vector<int32_t> next;
@@ -100,7 +104,7 @@ std::vector<DecodeTiming> time_batched_decode(Llama& model, std::span<const int3
     for (int b = 0; b < B; ++b)
       chunks.push_back({std::span<const int32_t>(next).subspan(static_cast<std::size_t>(b), 1), cached,
                         caches[static_cast<std::size_t>(b)].get(), false});
-    out.push_back({B, median_seconds(repeats, [&] { model.forward(chunks); })});
+    out.push_back({B, median_seconds(repeats, [&] { model.forward_batch(chunks); })});
     if (tick) tick();
   }
   return out;

@@ -11,9 +11,10 @@
 // Sequences in one step need not be alike. A request that has just been admitted feeds its whole
 // prompt (prefill, P tokens), one that is running feeds its last token (decode, 1 token); both
 // go into the same products, without padding the prompts to a common length — "selective
-// batching": concatenate for the matrix products, split for attention. Llama::forward already
-// works this way (lib/model/llama.cpp); this file builds the chunks, keeps each sequence's
-// chapter-03 GroupedKvCache and sampler, and picks every row's next token.
+// batching": concatenate for the matrix products, split for attention. Llama::forward_batch
+// works this way (lib/model/llama_batch.cpp, the same layers as the single-sequence forward);
+// this file builds the chunks, keeps each sequence's chapter-03 GroupedKvCache and sampler, and
+// picks every row's next token.
 #pragma once
 
 #include <cstddef>
@@ -24,7 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "grouped_kv_cache.hpp"
+#include "03_gqa/grouped_kv_cache.hpp"
 #include "model/llama.hpp"
 #include "request.hpp"
 #include "sampling/sampler.hpp"
@@ -62,7 +63,7 @@ struct StepLog {
 std::vector<int32_t> forward_and_sample(Llama& model, std::span<const SequenceChunk> chunks,
                                         std::span<Sampler* const> samplers);
 
-// The real thing: every step is one Llama::forward over the batch's chunks.
+// The real thing: every step is one Llama::forward_batch over the batch's chunks.
 class BatchDecoder : public StepEngine {
  public:
   // Each request gets its own Sampler seeded with sampling.seed + id, so its draws do not depend

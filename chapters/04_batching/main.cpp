@@ -71,8 +71,7 @@ int main(int argc, char** argv) {
 
     const BandwidthResult bw = measure_read_bandwidth();
     const double peak = measure_peak_flops(s.repeats);
-    Context cx{m, o, s, record.figures, Machine{"this machine", bw.bytes_per_second, peak, 0},
-               fmt::format("{} threads, read bandwidth {:.1f} GB/s", num_threads(), bw.bytes_per_second / 1e9)};
+    Context cx{{m, o, record.figures, machine_line(bw)}, s, Machine{"this machine", bw.bytes_per_second, peak, 0}};
     record.figures["machine"] = {{"threads", num_threads()}, {"read_bandwidth_bytes_per_s", bw.bytes_per_second},
                                  {"sgemm_flops_per_s", peak}};
 

@@ -47,8 +47,8 @@ class Scheduler {
   const std::vector<StepLog>& log() const { return log_; }
 
  protected:
-  // Seams for chapter 05, whose memory can run out. Here a free slot is all a request needs and
-  // nothing is ever taken back.
+  // The admission policy. This scheduler's: a free slot is all a request needs and nothing is
+  // ever taken back; a scheduler whose memory can run out overrides them.
   //   can_admit   asked before the longest-waiting arrived request takes a free slot; false
   //               stops admission for this step (first come, first served: nobody overtakes it)
   //   before_run  called after admission, before the step: the place to preempt()

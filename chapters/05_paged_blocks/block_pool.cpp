@@ -12,8 +12,7 @@ namespace infer {
 BlockPool::BlockPool(const LlamaConfig& c, int block_size, std::size_t budget_bytes, Device device)
     : block_size_(block_size), device_(device) {
   if (block_size < 1) throw std::invalid_argument(fmt::format("BlockPool: block size {} (at least 1 position)", block_size));
-  bytes_per_block_ = std::size_t{2} * static_cast<std::size_t>(c.n_layers) * static_cast<std::size_t>(block_size) *
-                     static_cast<std::size_t>(c.kv_width()) * sizeof(float);
+  bytes_per_block_ = static_cast<std::size_t>(block_size) * c.kv_bytes_per_token(sizeof(float));
   const std::size_t n = budget_bytes / bytes_per_block_;
   if (n == 0)
     throw std::invalid_argument(fmt::format("BlockPool: a budget of {} holds no block of {} positions ({})",

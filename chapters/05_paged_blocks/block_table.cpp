@@ -16,6 +16,7 @@ int64_t BlockTable::blocks_needed(const BlockPool& pool, int64_t n) const {
   return need;
 }
 
+// the-change: begin BlockTable::reserve
 bool BlockTable::reserve(BlockPool& pool, int64_t n, int64_t* copies) {
   if (pool.block_size() != block_size_) throw std::logic_error("BlockTable: pool of another block size");
   if (n <= 0) return true;
@@ -35,6 +36,7 @@ bool BlockTable::reserve(BlockPool& pool, int64_t n, int64_t* copies) {
   while (static_cast<int64_t>(blocks_.size()) <= last) blocks_.push_back(*pool.allocate());
   return true;
 }
+// the-change: end BlockTable::reserve
 
 void BlockTable::advance(int64_t n) {
   if (length_ + n > capacity())

@@ -21,17 +21,18 @@
 
 #include "app/cli.hpp"
 #include "app/run_record.hpp"
-#include "batch_decode.hpp"
-#include "grouped_kv_cache.hpp"
+#include "app/table_context.hpp"
+#include "04_batching/batch_decode.hpp"
+#include "03_gqa/grouped_kv_cache.hpp"
 #include "measure/bandwidth.hpp"
 #include "measure/progress.hpp"
 #include "measure/table.hpp"
 #include "measure/timing.hpp"
 #include "paged_engine.hpp"
 #include "paged_scheduler.hpp"
-#include "simulate.hpp"
+#include "04_batching/simulate.hpp"
 #include "tensor/ops.hpp"
-#include "workload.hpp"
+#include "04_batching/workload.hpp"
 
 using namespace infer;
 using nlohmann::json;
@@ -54,26 +55,14 @@ struct Settings {
   int repeats = 9;
 };
 
-struct Context {
-  LoadedModel& m;
-  const CommonOptions& o;
+struct Context : TableContext {
   const Settings& s;
-  json& figures;
-  std::string machine_line;
   std::size_t bytes_per_token;  // K and V of one position, all layers
 };
 
 const std::vector<int> kBlockSizes = {8, 16, 32};
 
 std::string mb(double bytes) { return fmt::format("{:.1f}", bytes / 1e6); }
-std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
-std::string times(double r) { return fmt::format("{:.2f}×", r); }
-std::string secs(double s) { return fmt::format("{:.2f}", s); }
-
-void emit(const Table& t, const Context& cx) {
-  t.print();
-  t.append_csv(cx.o.csv_path);
-}
 
 int64_t total_new_tokens(const std::vector<Request>& requests) {
   return std::accumulate(requests.begin(), requests.end(), int64_t{0}, [](int64_t a, const Request& r) { return a + r.max_new_tokens; });
@@ -213,9 +202,9 @@ WorkloadRuns memory_table(const Context& cx, const std::vector<Request>& request
           {"layout", "mean reserved (MB)", "peak reserved (MB)", "mean written (MB)", "waste", "run (s)", "steps",
            "tokens = contiguous run"});
   t.add_row({fmt::format("contiguous, reserved for prompt + the {}-token cap", cx.s.max_len), mb(c.memory.mean_capped), "",
-             mb(c.memory.mean_written), pct(c.memory.capped_waste()), "", "", ""});
+             mb(c.memory.mean_written), cell::percent(c.memory.capped_waste()), "", "", ""});
   t.add_row({"contiguous, reserved for each request's own length (ch04)", mb(c.memory.mean_reserved), mb(c.memory.peak_reserved),
-             mb(c.memory.mean_written), pct(c.memory.waste()), secs(c.seconds), std::to_string(c.steps.size()), ""});
+             mb(c.memory.mean_written), cell::percent(c.memory.waste()), cell::secs(c.seconds), std::to_string(c.steps.size()), ""});
   cx.figures["memory"].push_back({{"layout", "contiguous_cap"}, {"mean_reserved", c.memory.mean_capped},
                                   {"mean_written", c.memory.mean_written}, {"waste", c.memory.capped_waste()}});
   cx.figures["memory"].push_back({{"layout", "contiguous_own_length"}, {"mean_reserved", c.memory.mean_reserved},
@@ -223,8 +212,8 @@ WorkloadRuns memory_table(const Context& cx, const std::vector<Request>& request
                                   {"waste", c.memory.waste()}, {"seconds", c.seconds}});
   for (const WorkloadRun& p : runs.paged) {
     const int same = same_tokens(p.requests, c.requests);
-    t.add_row({p.layout, mb(p.memory.mean_reserved), mb(p.memory.peak_reserved), mb(p.memory.mean_written), pct(p.memory.waste()),
-               secs(p.seconds), std::to_string(p.steps.size()), fmt::format("{} of {}", same, requests.size())});
+    t.add_row({p.layout, mb(p.memory.mean_reserved), mb(p.memory.peak_reserved), mb(p.memory.mean_written), cell::percent(p.memory.waste()),
+               cell::secs(p.seconds), std::to_string(p.steps.size()), fmt::format("{} of {}", same, requests.size())});
     cx.figures["memory"].push_back({{"layout", p.layout}, {"mean_reserved", p.memory.mean_reserved},
                                     {"peak_reserved", p.memory.peak_reserved}, {"mean_written", p.memory.mean_written},
                                     {"waste", p.memory.waste()}, {"seconds", p.seconds}, {"identical_tokens", same}});
@@ -240,7 +229,7 @@ WorkloadRuns memory_table(const Context& cx, const std::vector<Request>& request
                          "Paged runs: prefix caching off, so the gain is paging alone. The PagedAttention paper: 60–80% wasted in "
                          "contiguous systems, under 4% paged.",
                          cx.s.max_len));
-  emit(t, cx);
+  cx.emit(t);
   return runs;
 }
 
@@ -289,7 +278,7 @@ void budget_table(const Context& cx, const std::vector<Request>& requests, const
   const auto row = [&](const WorkloadRun& r, const std::string& fits) {
     const ServeSummary s = summarize(r.requests, r.steps);
     t.add_row({r.layout, fits, std::to_string(r.max_running), fmt::format("{:.1f}", s.mean_batch()), std::to_string(s.steps),
-               secs(r.seconds), fmt::format("{:.1f}", static_cast<double>(r.tokens()) / r.seconds), std::to_string(r.preemptions),
+               cell::secs(r.seconds), fmt::format("{:.1f}", static_cast<double>(r.tokens()) / r.seconds), std::to_string(r.preemptions),
                r.layout == "contiguous" ? "" : fmt::format("{} of {}", same_tokens(r.requests, contiguous.requests), requests.size())});
     cx.figures["budget"].push_back({{"layout", r.layout}, {"fits", fits}, {"max_running", r.max_running},
                                     {"mean_batch", s.mean_batch()}, {"steps", s.steps}, {"seconds", r.seconds},
@@ -304,7 +293,7 @@ void budget_table(const Context& cx, const std::vector<Request>& requests, const
                          "step; a request that finds the pool empty mid-answer is preempted (blocks freed, recomputed later). "
                          "Prefix caching on. Contiguous: chapter 04's scheduler with as many slots as reservations fit.",
                          max_slots));
-  emit(t, cx);
+  cx.emit(t);
 }
 
 // ---- table 3: a shared system prompt ----
@@ -389,7 +378,7 @@ void prefix_table(const Context& cx) {
            "KV held after all prefills (MB)", "blocks", "tokens = cold"});
   const auto row = [&](const std::string& name, const PrefixResult& r) {
     const double held = static_cast<double>(r.blocks_after_prefill) * static_cast<double>(r.bytes_per_block);
-    t.add_row({name, std::to_string(r.stats.prefill_tokens), std::to_string(r.stats.cached_tokens), secs(r.prefill_seconds),
+    t.add_row({name, std::to_string(r.stats.prefill_tokens), std::to_string(r.stats.cached_tokens), cell::secs(r.prefill_seconds),
                fmt::format("{:.1f}", 1e3 * r.prefill_seconds / static_cast<double>(r.requests.size())), mb(held),
                std::to_string(r.blocks_after_prefill),
                &r == &cold ? "" : fmt::format("{} of {}", same_tokens(r.requests, cold.requests), r.requests.size())});
@@ -399,16 +388,16 @@ void prefix_table(const Context& cx) {
   row("off (cold)", cold);
   row("on (shared)", shared);
   t.add_row({"shared ÷ cold",
-             times(static_cast<double>(shared.stats.prefill_tokens) / static_cast<double>(cold.stats.prefill_tokens)), "",
-             times(shared.prefill_seconds / cold.prefill_seconds), "",
-             times(static_cast<double>(shared.blocks_after_prefill) / static_cast<double>(cold.blocks_after_prefill)), "", ""});
+             cell::times(static_cast<double>(shared.stats.prefill_tokens) / static_cast<double>(cold.stats.prefill_tokens)), "",
+             cell::times(shared.prefill_seconds / cold.prefill_seconds), "",
+             cell::times(static_cast<double>(shared.blocks_after_prefill) / static_cast<double>(cold.blocks_after_prefill)), "", ""});
   t.add_note("Each request: the system prompt, then \" Visitor: \" and one of chapter 04's 8 prompts. They are admitted one at a time "
              "and each one's prefill step is timed; all stay resident until every prompt is in, then they decode together.");
   t.add_note(fmt::format("With the prefix cache, the first request computes the whole prompt; every later one finds the system prompt's "
                          "full blocks ({} of them) by their chained hashes and computes only the rest (the question and the system "
                          "prompt's last, partly filled block). The blocks are held once, by every request's table.",
                          system.size() / static_cast<std::size_t>(cx.s.block_size)));
-  emit(t, cx);
+  cx.emit(t);
 }
 
 // ---- table 4: n samples of one prompt ----
@@ -488,7 +477,7 @@ void samples_table(const Context& cx) {
              "the last prompt position itself, to draw its own first token. The prompt's last block is partly filled, so each "
              "sample's first write there copies it (copy-on-write); the full blocks stay shared to the end.");
   t.add_note("Each sample has its own sampler seeded with seed + its index, so forked and independent runs draw the same tokens.");
-  emit(t, cx);
+  cx.emit(t);
   for (const Request& r : forked.samples)
     fmt::print("sample {}: \"{}\"\n", r.id, cx.m.tokenizer.decode(r.tokens));
   fmt::print("\n");
@@ -546,8 +535,8 @@ std::vector<double> time_layouts(const Context& cx, std::span<const int32_t> tex
     for (auto& cache : l.caches) static_cast<PagedKvCache&>(*cache).truncate(cached);
   };
   for (TimedLayout& l : layouts) {
-    cx.m.model.forward(chunks_of(l, true));
-    cx.m.model.forward(chunks_of(l, false));  // warm-up
+    cx.m.model.forward_batch(chunks_of(l, true));
+    cx.m.model.forward_batch(chunks_of(l, false));  // warm-up
     bar.advance();
   }
   for (int r = 0; r < cx.s.repeats; ++r)
@@ -555,7 +544,7 @@ std::vector<double> time_layouts(const Context& cx, std::span<const int32_t> tex
       rewind(l);
       const std::vector<SequenceChunk> chunks = chunks_of(l, false);
       Stopwatch watch;
-      cx.m.model.forward(chunks);
+      cx.m.model.forward_batch(chunks);
       l.seconds.push_back(watch.seconds());
       bar.advance();
     }
@@ -577,20 +566,20 @@ void block_size_table(const Context& cx, const WorkloadRuns& runs) {
                       cx.s.cached, cx.s.repeats, cx.machine_line),
           {"layout", "bytes per block", "waste on the workload (table 1)", fmt::format("blocks per sequence at {} positions", cx.s.cached), "step time (ms)",
            "× contiguous"});
-  t.add_row({"contiguous (chapter 03's GroupedKvCache)", "", pct(runs.contiguous.memory.waste()), "1", fmt::format("{:.1f}", contiguous * 1e3),
+  t.add_row({"contiguous (chapter 03's GroupedKvCache)", "", cell::percent(runs.contiguous.memory.waste()), "1", fmt::format("{:.1f}", contiguous * 1e3),
              "1.00×"});
   for (std::size_t i = 0; i < kBlockSizes.size(); ++i) {
     const int b = kBlockSizes[i];
     t.add_row({fmt::format("paged, blocks of {}", b), format_bytes(static_cast<double>(b) * static_cast<double>(cx.bytes_per_token)),
-               pct(runs.paged[i].memory.waste()), std::to_string((cx.s.cached + b - 1) / b), fmt::format("{:.1f}", paged[i] * 1e3),
-               times(paged[i] / contiguous)});
+               cell::percent(runs.paged[i].memory.waste()), std::to_string((cx.s.cached + b - 1) / b), fmt::format("{:.1f}", paged[i] * 1e3),
+               cell::times(paged[i] / contiguous)});
     cx.figures["block_size"].push_back({{"block_size", b}, {"waste", runs.paged[i].memory.waste()}, {"step_seconds", paged[i]},
                                         {"contiguous_step_seconds", contiguous}});
   }
   t.add_note("Smaller blocks waste less (a sequence leaves at most B − 1 positions of its last block unused) but give attention more, "
              "shorter runs of rows to walk and the scheduler more blocks to track; larger blocks the reverse. The step is mostly "
              "the weights' matrix products, which paging does not touch, so the attention loop's cost moves it little.");
-  emit(t, cx);
+  cx.emit(t);
 }
 
 }  // namespace
@@ -630,9 +619,7 @@ int main(int argc, char** argv) {
     const LlamaConfig& c = m.model.config();
     RunRecord record = new_record("ch05_paged_blocks", o, "tables");
     const BandwidthResult bw = measure_read_bandwidth();
-    const Context cx{m, o, s, record.figures,
-                     fmt::format("{} threads, read bandwidth {:.1f} GB/s", num_threads(), bw.bytes_per_second / 1e9),
-                     std::size_t{2} * static_cast<std::size_t>(c.n_layers) * static_cast<std::size_t>(c.kv_width()) * sizeof(float)};
+    const Context cx{{m, o, record.figures, machine_line(bw)}, s, c.kv_bytes_per_token(sizeof(float))};
     record.figures["machine"] = {{"threads", num_threads()}, {"read_bandwidth_bytes_per_s", bw.bytes_per_second}};
 
     WorkloadOptions wo;

@@ -129,6 +129,7 @@ void PagedEngine::index_full_blocks(Sequence& s) {
   }
 }
 
+// the-change: begin PagedEngine::step
 std::vector<int32_t> PagedEngine::step(std::span<Request* const> batch) {
   std::vector<Sequence*> seqs;
   std::vector<SequenceChunk> chunks;
@@ -153,6 +154,7 @@ std::vector<int32_t> PagedEngine::step(std::span<Request* const> batch) {
   }
   return next;
 }
+// the-change: end PagedEngine::step
 
 void PagedEngine::release(const Request& r) {
   const auto it = sequences_.find(r.id);

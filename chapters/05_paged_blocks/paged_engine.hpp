@@ -1,6 +1,6 @@
 // Chapter 05's layer, part 5: the paged engine — chapter 04's step over paged caches.
 //
-// PagedEngine is a StepEngine like chapter 04's BatchDecoder: one Llama::forward per step over
+// PagedEngine is a StepEngine like chapter 04's BatchDecoder: one Llama::forward_batch per step over
 // every sequence's chunk, one Sampler per request (seed + id). What changes is memory:
 //
 //   admit     the request's tokens (its prompt; after a preemption, prompt + what it generated)
@@ -30,7 +30,7 @@
 #include "paged_kv_cache.hpp"
 #include "paged_scheduler.hpp"
 #include "prefix_cache.hpp"
-#include "request.hpp"
+#include "04_batching/request.hpp"
 #include "sampling/sampler.hpp"
 
 namespace infer {

@@ -39,6 +39,7 @@ bool PagedKvCache::reserve(int64_t n_new) {
   return true;
 }
 
+// the-change: begin PagedKvCache::attend
 void PagedKvCache::attend(int layer, int64_t pos0, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) {
   const int64_t n_new = k.dim(0);
   const int B = pool_.block_size();
@@ -66,6 +67,7 @@ void PagedKvCache::attend(int layer, int64_t pos0, const Tensor& q, const Tensor
   else attend_gathered(layer, pos0, q, out);
   if (layer == n_layers_ - 1) table_.advance(n_new);
 }
+// the-change: end PagedKvCache::attend
 
 // ops_cpu's attention (lib/tensor/ops_cpu.cpp), with key j found through the block table:
 // logical block j / B, row j % B. Same statements, same order of summation.

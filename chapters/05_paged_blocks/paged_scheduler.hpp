@@ -26,9 +26,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "batch_decode.hpp"
-#include "request.hpp"
-#include "scheduler.hpp"
+#include "04_batching/batch_decode.hpp"
+#include "04_batching/request.hpp"
+#include "04_batching/scheduler.hpp"
 
 namespace infer {
 

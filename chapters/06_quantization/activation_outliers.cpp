@@ -6,7 +6,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "grouped_kv_cache.hpp"
+#include "03_gqa/grouped_kv_cache.hpp"
 #include "tensor/ops.hpp"
 
 namespace infer::quant {

@@ -3,7 +3,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "grouped_kv_cache.hpp"
+#include "03_gqa/grouped_kv_cache.hpp"
 #include "tensor/ops.hpp"
 
 namespace infer::quant {
@@ -32,7 +32,7 @@ AgreementCount greedy_agreement_with(Llama& model, const GreedyReference& ref) {
   }
   AgreementCount count;
   if (chunks.empty()) return count;
-  const Tensor logits = model.forward(chunks).to(Device::cpu());
+  const Tensor logits = model.forward_batch(chunks).to(Device::cpu());
   int64_t row = 0;
   std::size_t k = 0;
   for (std::size_t s = 0; s < ref.prompts.size(); ++s) {

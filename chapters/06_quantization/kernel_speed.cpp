@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "app/cli.hpp"  // repeated_tokens
-#include "grouped_kv_cache.hpp"
+#include "03_gqa/grouped_kv_cache.hpp"
 #include "measure/progress.hpp"
 #include "measure/timing.hpp"
 #include "quantize_model.hpp"

@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -25,7 +27,7 @@
 #include "app/text_streamer.hpp"
 #include "cached_generate.hpp"
 #include "evaluation.hpp"
-#include "grouped_kv_cache.hpp"
+#include "03_gqa/grouped_kv_cache.hpp"
 #include "kernel_speed.hpp"
 #include "measure/bandwidth.hpp"
 #include "measure/progress.hpp"
@@ -35,7 +37,9 @@
 #include "quant_scheme.hpp"
 #include "quantize_model.hpp"
 #include "question_battery.hpp"
+#include "smoothing.hpp"
 #include "tensor/ops.hpp"
+#include "w8a8.hpp"
 #include "weight_error.hpp"
 
 using namespace infer;
@@ -89,14 +93,16 @@ void weight_error_tables(const Llama& model, const CommonOptions& o, nlohmann::j
                                        {"mean", e.mean()}, {"worst", e.errors[e.worst()]}, {"worst_matrix", worst.name},
                                        {"errors", e.errors}});
   }
-  table.add_note("bits/weight = 8 × packed bytes / weights, scales included (16-bit scales: INT4 g128 = 4 + 16/128).");
+  table.add_note("bits/weight = 8 × packed bytes / weights, scales included (16-bit scales: INT4 g128 = 4 + 16/128; "
+                 "with an 8-bit zero point per group, asym = 4 + 24/128). fp16, bf16, fp8: each weight rounded to the "
+                 "nearest value of the format (ties to even), no scale; NF4 b128: NF4's levels in INT4 g128's blocks.");
   table.add_note("W is the model file's weights dequantized to fp32 — and the file ships them as Q4_1, so re-quantizing "
                  "to Q4_1 recovers them almost exactly: its error here is flattered, not a fair 5-bit figure.");
   table.add_note(fmt::format("Computed in {} on {} threads.", format_seconds(seconds), num_threads()));
   emit(table, o);
 
   // The outlier statistics of the matrix that INT4 per-tensor treats worst, beside the one it treats best.
-  const SchemeErrors& int4 = errors[2];
+  const SchemeErrors& int4 = *std::find_if(errors.begin(), errors.end(), [](const SchemeErrors& e) { return e.scheme == "INT4 per-tensor"; });
   const std::size_t worst = int4.worst();
   const std::size_t best = static_cast<std::size_t>(std::min_element(int4.errors.begin(), int4.errors.end()) - int4.errors.begin());
   Table stats(fmt::format("Outlier statistics: the matrix with the largest and the smallest {} error", int4.scheme),
@@ -260,12 +266,30 @@ struct QualityOptions {
   int64_t window = 512;
   int agree_tokens = 48;    // greedy tokens per agreement prompt
   int answer_tokens = 24;   // greedy tokens per battery answer
+  // The battery's second run: the repetition penalty the course's model ships with (its
+  // generation_config.json: 1.1), over llama.cpp's default window of 64 tokens.
+  float battery_penalty = 1.1f;
+  int64_t calib_tokens = 512;  // SmoothQuant's calibration pass: the end of the text before the held-out slice
 };
+
+constexpr float kSmoothAlpha = 0.5f;  // SmoothQuant's migration strength (the paper's default for most models)
+
+// Calibration text for SmoothQuant: the last `n` tokens before the held-out slice (the end of
+// Judges), so the scales never see the text they are evaluated on.
+std::vector<int32_t> calibration_tokens(const Tokenizer& tok, const std::string& eval_text, int64_t n) {
+  const std::string held = held_out_text(eval_text);
+  const std::size_t before = eval_text.size() - held.size();
+  const std::size_t chars = std::min<std::size_t>(before, static_cast<std::size_t>(n) * 16);  // ample for n tokens
+  std::vector<int32_t> t = tok.encode(eval_text.substr(before - chars, chars), /*parse_special=*/false);
+  if (static_cast<int64_t>(t.size()) > n) t.erase(t.begin(), t.end() - n);
+  return t;
+}
 
 void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions& q, nlohmann::json& figures) {
   Llama& model = m.model;
   const Tokenizer& tok = m.tokenizer;
-  std::vector<int32_t> tokens = tok.encode(held_out_text(read_eval_text()), /*parse_special=*/false);
+  const std::string eval_text = read_eval_text();
+  std::vector<int32_t> tokens = tok.encode(held_out_text(eval_text), /*parse_special=*/false);
   if (q.eval_tokens > static_cast<int64_t>(tokens.size())) {
     fmt::print(stderr, "note: the held-out text has {} tokens; evaluating all of them\n", tokens.size());
   } else {
@@ -282,26 +306,35 @@ void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions
     fmt::print(stderr, "note: the reference's greedy answers give only {} agreement positions (raise --agree-tokens)\n",
                greedy.positions());
 
+  // The rows: fp32, every weight-only scheme, then 8-bit activations too (W8A8), without and with
+  // SmoothQuant's scales (calibrated once, on the reference model).
   const auto schemes = table_schemes();
-  std::vector<const QuantScheme*> rows = {nullptr};
-  for (const auto& s : schemes) rows.push_back(s.get());
+  std::vector<std::function<QuantizedModel()>> rows = {[&] { return quantize_model(model, reference, nullptr); }};
+  for (const auto& s : schemes) rows.push_back([&, scheme = s.get()] { return quantize_model(model, reference, scheme); });
+  const std::vector<int32_t> calibration = calibration_tokens(tok, eval_text, q.calib_tokens);
+  const InputMaxima maxima = calibrate_input_maxima(model, reference, calibration);
+  const std::vector<std::vector<float>> smoothing = smoothing_factors(maxima, reference, kSmoothAlpha);
+  rows.push_back([&] { return quantize_model_w8a8(model, reference, {}, "W8A8"); });
+  rows.push_back([&] { return quantize_model_w8a8(model, reference, smoothing, "W8A8 SmoothQuant"); });
+  const GreedyPenalty penalty{.repeat_penalty = q.battery_penalty, .repeat_last_n = 64};
 
   struct Result {
     QuantizedModel info;
     TextEvaluation text;
-    BatteryResult battery;
+    BatteryResult battery, battery_penalized;
     AgreementCount agree;
     double seconds = 0;
   };
   std::vector<Result> results;
   Stopwatch total;
-  for (const QuantScheme* scheme : rows) {
+  for (const auto& apply : rows) {
     Stopwatch clock;
     Result r;
-    r.info = quantize_model(model, reference, scheme);
+    r.info = apply();
     const EvalOptions eval{.window = q.window, .chunk = q.window, .progress_label = "perplexity, " + r.info.scheme};
     r.text = evaluate_text(model, tokens, eval);
     r.battery = run_battery(model, tok, questions, q.answer_tokens);
+    r.battery_penalized = run_battery(model, tok, questions, q.answer_tokens, penalty);
     r.agree = greedy_agreement_with(model, greedy);
     r.seconds = clock.seconds();
     results.push_back(std::move(r));
@@ -332,6 +365,8 @@ void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions
                                   {"perplexity", ppl}, {"mean_nll", r.text.mean_nll()}, {"positions", r.text.count()},
                                   {"battery_correct", r.battery.score()}, {"battery_size", r.battery.size()},
                                   {"battery_ci", {bi.lo, bi.hi}}, {"battery_correct_per_question", r.battery.correct},
+                                  {"battery_penalized_correct", r.battery_penalized.score()},
+                                  {"battery_penalized_correct_per_question", r.battery_penalized.correct},
                                   {"agreement", r.agree.agreeing}, {"agreement_positions", r.agree.positions},
                                   {"agreement_ci", {ai.lo, ai.hi}}, {"text_top1_agreement", text_agree.rate()},
                                   {"seconds", r.seconds}});
@@ -354,8 +389,48 @@ void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions
                              "the quantized model's top token given the same prefix (fp32 against itself checks the "
                              "method: batched prefill vs decode). Text column: the same question on the held-out text.",
                              greedy.positions(), greedy.prompts.size()));
+  table.add_note(fmt::format("W8A8: every projection's input rounded to int8 per token (scale max|x|/127) and its "
+                             "weights INT8 per-row, multiplied in fp32 (simulated); the embedding/output matrix INT8 "
+                             "per-row, weights only. SmoothQuant: x/s and W·s with s = max|X|^{0}/max|W|^{1}, max|X| from "
+                             "one pass over the {2} tokens before the held-out text.",
+                             kSmoothAlpha, 1 - kSmoothAlpha, maxima.tokens));
   table.add_note(fmt::format("Computed in {:.1f} min on {} threads.", seconds / 60, num_threads()));
   emit(table, o);
+
+  // The battery again with the repetition penalty: how much of its ranking is decoding, not weights.
+  Table pen(fmt::format("Question battery without and with a repetition penalty of {:g} (llama.cpp's, last 64 tokens, "
+                        "prompt included)", q.battery_penalty),
+            {"scheme", "battery, no penalty", fmt::format("battery, penalty {:g}", q.battery_penalty), "change",
+             "answers that differ", "questions flipped"});
+  for (const Result& r : results) {
+    int64_t differ = 0, flipped = 0;
+    for (std::size_t i = 0; i < questions.size(); ++i) {
+      differ += r.battery.replies[i] != r.battery_penalized.replies[i] ? 1 : 0;
+      flipped += r.battery.correct[i] != r.battery_penalized.correct[i] ? 1 : 0;
+    }
+    pen.add_row({r.info.scheme, fmt::format("{}/{}", r.battery.score(), n_q),
+                 fmt::format("{}/{}", r.battery_penalized.score(), n_q),
+                 fmt::format("{:+d}", r.battery_penalized.score() - r.battery.score()),
+                 fmt::format("{} of {}", differ, n_q), fmt::format("{} of {}", flipped, n_q)});
+  }
+  auto score_of = [&](const std::string& name, bool penalized) -> std::optional<int64_t> {
+    for (const Result& r : results)
+      if (r.info.scheme == name) return penalized ? r.battery_penalized.score() : r.battery.score();
+    return std::nullopt;
+  };
+  if (const auto a0 = score_of("NF4", false), b0 = score_of("INT4 g128", false), a1 = score_of("NF4", true),
+      b1 = score_of("INT4 g128", true);
+      a0 && b0 && a1 && b1) {
+    auto order = [](int64_t a, int64_t b) { return a > b ? "NF4 ahead" : a < b ? "INT4 g128 ahead" : "tied"; };
+    pen.add_note(fmt::format("NF4 vs INT4 g128: {} vs {} without the penalty ({}), {} vs {} with it ({}): {}.", *a0, *b0,
+                             order(*a0, *b0), *a1, *b1, order(*a1, *b1),
+                             (*a0 > *b0) != (*a1 > *b1) || (*a0 == *b0) != (*a1 == *b1) ? "the order changes"
+                                                                                         : "the order holds"));
+    figures["battery_penalty"] = {{"penalty", q.battery_penalty}, {"nf4", {*a0, *a1}}, {"int4_g128", {*b0, *b1}}};
+  }
+  pen.add_note("A flipped question is one answered correctly in one setting and not in the other: the penalty changes "
+               "the decoding, not the weights.");
+  emit(pen, o);
 
   // Per question: which models got it right.
   std::vector<std::string> headers = {"question", "fp32 answer"};
@@ -383,6 +458,7 @@ void generate_quantized(LoadedModel& m, const CommonOptions& o, PackedFormat for
              info.bits_per_weight(), format_bytes(static_cast<double>(m.model.weights().bytes_held())), info.seconds);
   GroupedKvCache cache(m.model.config(), static_cast<int64_t>(record.prompt_ids.size()) + o.n_predict, m.model.device());
   Sampler sampler(o.sampling);
+  sampler.accept(record.prompt_ids);  // --repeat-penalty counts the prompt too, as llama.cpp does
   TextStreamer stream(m.tokenizer, record.text);
   std::fputs(o.chat ? "" : o.prompt.c_str(), stdout);
   std::fflush(stdout);
@@ -439,9 +515,11 @@ void memory_tables(const CommonOptions& o, nlohmann::json& figures) {
 
 // The flags each mode leaves unused, refused when given (refuse_flags).
 const std::initializer_list<std::string_view> kGenerationFlags = {"--prompt", "--n-predict", "--chat", "--seed",
-                                                                  "--temp", "--top-k", "--top-p"};
+                                                                  "--temp", "--top-k", "--top-p", "--repeat-penalty",
+                                                                  "--repeat-last-n"};
 const std::initializer_list<std::string_view> kQualityFlags = {"--eval-tokens", "--window", "--agree-tokens",
-                                                               "--answer-tokens", "--no-quality"};
+                                                               "--answer-tokens", "--no-quality", "--battery-penalty",
+                                                               "--calib-tokens"};
 
 int main(int argc, char** argv) {
   CLI::App app{"Chapter 06: weight quantization schemes and what they cost in quality"};
@@ -457,6 +535,10 @@ int main(int argc, char** argv) {
       ->check(whole_number(1, 1024))->capture_default_str();
   app.add_option("--answer-tokens", q.answer_tokens, "greedy tokens per battery answer")
       ->check(whole_number(1, 1024))->capture_default_str();
+  app.add_option("--battery-penalty", q.battery_penalty, "repetition penalty of the battery's second run (1.1: the "
+                 "course model's own)")->check(real_number(0, 100, /*min_exclusive=*/true))->capture_default_str();
+  app.add_option("--calib-tokens", q.calib_tokens, "SmoothQuant's calibration tokens (the text before the held-out slice)")
+      ->check(whole_number(1, 8192))->capture_default_str();
   app.add_flag("--no-quality", no_quality, "skip the quality table (no evaluation text needed)");
   std::string quant;
   bool speed = false;
@@ -506,7 +588,9 @@ int main(int argc, char** argv) {
     }
     refuse_flags(app, "the tables (without --quant)", kGenerationFlags);
     refuse_flags(app, "the tables (without --speed)", {"--rounds"});
-    if (no_quality) refuse_flags(app, "--no-quality", {"--eval-tokens", "--window", "--agree-tokens", "--answer-tokens"});
+    if (no_quality)
+      refuse_flags(app, "--no-quality", {"--eval-tokens", "--window", "--agree-tokens", "--answer-tokens",
+                                         "--battery-penalty", "--calib-tokens"});
     LoadedModel m = load_model(o);
     if (q.window > m.model.config().context_length)
       throw UsageError(fmt::format("--window {} exceeds the context length {}", q.window, m.model.config().context_length));

@@ -1,12 +1,13 @@
 #include "memory_budget.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 
-#include "grouped_kv_cache.hpp"  // kv_bytes_per_token
+#include "03_gqa/grouped_kv_cache.hpp"  // kv_bytes_per_token
 
 namespace infer::quant {
 namespace {
@@ -26,17 +27,58 @@ std::string billions(int64_t n) {
   return n >= 1'000'000'000 ? fmt::format("{:.2f} B", static_cast<double>(n) / 1e9) : fmt::format("{:.1f} M", static_cast<double>(n) / 1e6);
 }
 
-void add_budget_row(Table& table, const Budget& b) {
-  table.add_row({b.model, b.format, billions(b.parameters), gib(static_cast<double>(b.weight_bytes)),
-                 b.fits() ? gib(b.left_bytes) : fmt::format("-{}", gib(-b.left_bytes)), kib(b.kv_bytes_per_token),
-                 b.fits() ? format_count(static_cast<double>(b.context_tokens)) : "does not fit",
-                 b.fits() ? format_count(static_cast<double>(b.users)) : "—"});
+// `lead`: cells in front of the usual ones (the card, in the table of the course's setting).
+void add_budget_row(Table& table, const Budget& b, std::vector<std::string> lead = {}) {
+  std::vector<std::string> row = std::move(lead);
+  for (std::string cell : {b.model, b.format, billions(b.parameters), gib(static_cast<double>(b.weight_bytes)),
+                           b.fits() ? gib(b.left_bytes) : fmt::format("-{}", gib(-b.left_bytes)), kib(b.kv_bytes_per_token),
+                           b.fits() ? format_count(static_cast<double>(b.context_tokens)) : std::string("does not fit"),
+                           b.fits() ? format_count(static_cast<double>(b.users)) : std::string("—")})
+    row.push_back(std::move(cell));
+  table.add_row(row);
 }
+
+// Token counts the course's closing text quotes for its own setting (its 16 GB int8 rows and its
+// 8 GB int4 13B row), each with the card, model and format it belongs to.
+struct CourseFigure {
+  int card_gib;
+  const char* model;
+  const char* format;
+  int64_t tokens;
+};
+constexpr CourseFigure kCourseFigures[] = {{16, "7B (8 KV heads)", "int8", 65378},
+                                           {16, "13B (40 KV heads)", "int8", 3136},
+                                           {8, "13B (40 KV heads)", "int4", 337}};
 
 const std::vector<std::string> kHeaders = {"model",    "format",   "parameters",     "weights GiB",
                                            "left GiB", "KV/token", "context tokens", "users @ 4096"};
 
 }  // namespace
+
+NamedConfig mistral_7b() {
+  // config.json of mistralai/Mistral-7B-v0.1: hidden 4096, 32 layers, 32 heads, 8 key/value heads,
+  // intermediate 14336, vocabulary 32000, untied; its 32 768-token context (with a 4 096-token
+  // sliding window) does not enter the budget. parameter_count() gives 7.24 B.
+  return {"Mistral-7B", LlamaConfig::from_shape(32, 4096, 32, 8, 14336, 32000, 32768)};
+}
+
+std::vector<NamedConfig> course_models() {
+  // The course text: "the 7B and 70B rows assume 8 key-value heads of dimension 128, the 13B row
+  // full multi-head attention with 40 heads"; its weights are parameters × bits / 8 with the
+  // nominal counts (its 5.6 GB between 7B and 13B at int8 is 6·10^9 bytes).
+  std::vector<NamedConfig> m = {{"7B (8 KV heads)", mistral_7b().config, 7'000'000'000},
+                                {"13B (40 KV heads)", llama2_models()[1].config, 13'000'000'000},
+                                {"70B (8 KV heads)", llama2_models()[2].config, 70'000'000'000}};
+  return m;
+}
+
+ReserveRange reserve_for_tokens(const NamedConfig& model, const WeightFormat& format, double memory_bytes,
+                                int kv_bytes_per_value, int64_t tokens) {
+  const Budget b = memory_budget(model, format, memory_bytes, 0, kv_bytes_per_value, 1);
+  const double room = memory_bytes - static_cast<double>(b.weight_bytes);  // what reserve and cache share
+  const auto kv = static_cast<double>(b.kv_bytes_per_token);
+  return {room - static_cast<double>(tokens + 1) * kv, room - static_cast<double>(tokens) * kv};
+}
 
 std::vector<WeightFormat> gpu_weight_formats() { return {{"fp16", 16.0}, {"int8", 8.0}, {"int4", 4.125}}; }
 
@@ -61,7 +103,7 @@ Budget memory_budget(const NamedConfig& model, const WeightFormat& format, doubl
   Budget b;
   b.model = model.name;
   b.format = format.name;
-  b.parameters = model.config.parameter_count();
+  b.parameters = model.parameters();
   b.weight_bytes = weight_bytes(b.parameters, format.bits_per_weight);
   b.memory_bytes = memory_bytes;
   b.reserve_bytes = reserve_bytes;
@@ -103,7 +145,8 @@ std::optional<MachineMemory> read_meminfo(const std::string& path) {
 
 std::vector<Table> gpu_budget_tables() {
   std::vector<Table> tables;
-  const std::vector<NamedConfig> models = llama2_models();
+  std::vector<NamedConfig> models = llama2_models();
+  models.insert(models.begin() + 1, mistral_7b());  // beside Llama-2-7B: the same size, a quarter of the cache
   for (const int card : {8, 16, 24}) {
     Table t(fmt::format("What fits in {} GB of GPU memory: {:.1f} GiB for weights and KV cache after a {:.1f} GiB reserve; "
                         "KV cache in fp16",
@@ -113,11 +156,12 @@ std::vector<Table> gpu_budget_tables() {
       for (const WeightFormat& f : gpu_weight_formats())
         add_budget_row(t, memory_budget(m, f, card * kGiB, kGpuReserveBytes, 2, kTokensPerUser));
     if (card == 8) {
-      t.add_note("A card sold as 8 GB has 8 GiB. Reserve: the CUDA context, library workspaces and activations "
-                 "(the course's closing tables keep the same 1.5 GiB).");
+      t.add_note("A card sold as 8 GB has 8 GiB. Reserve: the CUDA context, library workspaces and activations; "
+                 "1.5 GiB is the reserve the course's own figures imply (the last table).");
       t.add_note("weights: parameters × bits / 8 — fp16 16 bits, int8 8 (a per-row fp16 scale adds < 0.01 bit), "
                  "int4 4.125 (INT4 g128: 4 + 16/128). left = card − reserve − weights.");
-      t.add_note("KV/token = 2 × layers × KV heads × 128 × 2 bytes: 7B 32 KV heads, 13B 40, 70B 8 (grouped-query). "
+      t.add_note("KV/token = 2 × layers × KV heads × 128 × 2 bytes: Llama-2-7B 32 KV heads, Mistral-7B 8 "
+                 "(grouped-query), 13B 40, 70B 8. "
                  "context tokens = ⌊left / KV per token⌋ over all requests together; users = ⌊tokens / 4096⌋.");
     }
     if (card == 24) {
@@ -130,6 +174,43 @@ std::vector<Table> gpu_budget_tables() {
     }
     tables.push_back(std::move(t));
   }
+
+  // The course's own setting, every card in one table: its quoted figures appear as computed here.
+  std::vector<std::string> headers = {"card"};
+  headers.insert(headers.end(), kHeaders.begin(), kHeaders.end());
+  Table course("The course's setting: nominal 7 / 13 / 70 B parameters, 7B and 70B with 8 KV heads of 128, 13B with "
+               "40; 1.5 GiB reserve, fp16 KV cache",
+               headers);
+  for (const int card : {8, 16, 24})
+    for (const NamedConfig& m : course_models())
+      for (const WeightFormat& f : gpu_weight_formats())
+        add_budget_row(course, memory_budget(m, f, card * kGiB, kGpuReserveBytes, 2, kTokensPerUser),
+                       {fmt::format("{} GB", card)});
+  course.add_note("The course quotes 65 378 tokens (7B) against 3 136 (13B) at int8 on 16 GB, and 337 for 13B at int4 "
+                  "on 8 GB: the same cache per token as Mistral-7B (128 KiB) against Llama-2-13B's 800 KiB.");
+  tables.push_back(std::move(course));
+
+  // Which reserve gives the course's figures: each pins it to within one token's cache.
+  Table reserve("The reserve the course's figures imply: ⌊(card − reserve − weights) / KV per token⌋ = the quoted tokens",
+                {"card", "model", "format", "course's tokens", "reserve from (MiB, exclusive)", "reserve to (MiB)",
+                 "1.5 GiB inside"});
+  ReserveRange all{-1e300, 1e300};
+  const std::vector<NamedConfig> course_set = course_models();
+  const std::vector<WeightFormat> formats = gpu_weight_formats();
+  for (const CourseFigure& c : kCourseFigures) {
+    const NamedConfig& m = *std::find_if(course_set.begin(), course_set.end(), [&](const NamedConfig& x) { return x.name == c.model; });
+    const WeightFormat& f = *std::find_if(formats.begin(), formats.end(), [&](const WeightFormat& x) { return x.name == c.format; });
+    const ReserveRange r = reserve_for_tokens(m, f, c.card_gib * kGiB, 2, c.tokens);
+    all = {std::max(all.lo, r.lo), std::min(all.hi, r.hi)};
+    reserve.add_row({fmt::format("{} GB", c.card_gib), c.model, c.format, format_count(static_cast<double>(c.tokens)),
+                     fmt::format("{:.3f}", r.lo / (1 << 20)), fmt::format("{:.3f}", r.hi / (1 << 20)),
+                     r.contains(kGpuReserveBytes) ? "yes" : "no"});
+  }
+  reserve.add_row({"all three", "", "", "", fmt::format("{:.3f}", all.lo / (1 << 20)), fmt::format("{:.3f}", all.hi / (1 << 20)),
+                   all.contains(kGpuReserveBytes) ? "yes" : "no"});
+  reserve.add_note("The text never states its reserve; its figures fix it: only reserves in the last row's range give all "
+                   "three, and 1.5 GiB = 1536 MiB is the round number inside it.");
+  tables.push_back(std::move(reserve));
   return tables;
 }
 

@@ -40,9 +40,17 @@ std::vector<WeightFormat> gpu_weight_formats();
 struct NamedConfig {
   std::string name;
   LlamaConfig config;
+  int64_t nominal_parameters = 0;  // > 0: the budget uses this count ("7 B") instead of the shape's exact one
+  int64_t parameters() const { return nominal_parameters > 0 ? nominal_parameters : config.parameter_count(); }
 };
 // Llama-2-7B, -13B and -70B, their shapes as released (config.json of meta-llama/Llama-2-*-hf).
 std::vector<NamedConfig> llama2_models();
+// Mistral-7B (v0.1): Llama-2-7B's depth and width with grouped-query attention, 8 key/value heads
+// of 128 — the 7B shape the course's closing tables assume.
+NamedConfig mistral_7b();
+// The course's closing tables' own setting: nominal 7, 13 and 70 billion parameters, 7B and 70B
+// with 8 key/value heads of 128, 13B with full multi-head attention (40 heads).
+std::vector<NamedConfig> course_models();
 
 // parameters × bits / 8, rounded up to a whole byte.
 int64_t weight_bytes(int64_t parameters, double bits_per_weight);
@@ -63,6 +71,16 @@ struct Budget {
 Budget memory_budget(const NamedConfig& model, const WeightFormat& format, double memory_bytes, double reserve_bytes,
                      int kv_bytes_per_value, int64_t tokens_per_user);
 
+// The reserves r for which memory_budget(model, format, memory, r, …) gives exactly `tokens`
+// context tokens: ⌊(memory − r − weights) / kv⌋ = tokens  ⇔  r in (memory − weights − (tokens+1)·kv,
+// memory − weights − tokens·kv]. How the course's quoted token counts pin down its reserve.
+struct ReserveRange {
+  double lo = 0, hi = 0;  // lo exclusive, hi inclusive, in bytes
+  bool contains(double r) const { return r > lo && r <= hi; }
+};
+ReserveRange reserve_for_tokens(const NamedConfig& model, const WeightFormat& format, double memory_bytes,
+                                int kv_bytes_per_value, int64_t tokens);
+
 // MemTotal and MemAvailable of /proc/meminfo, in bytes. MemAvailable is the kernel's estimate of
 // what a new process can allocate without swapping: free memory plus the page cache it can drop.
 struct MachineMemory {
@@ -74,8 +92,10 @@ std::optional<MachineMemory> parse_meminfo(const std::string& text);
 std::optional<MachineMemory> read_meminfo(const std::string& path = "/proc/meminfo");
 
 // The printed tables of ch06_quantization --memory: one per card (8, 16, 24 GiB) with every
-// Llama-2 model at fp16, int8 and int4 (fp16 KV cache, 1.5 GiB reserve), and one for `model`
-// (the loaded model) in this machine's available RAM, with the fp32 KV cache of chapter 02.
+// Llama-2 model and Mistral-7B at fp16, int8 and int4 (fp16 KV cache, 1.5 GiB reserve), then the
+// course's own setting (course_models(), all three cards in one table) and the reserve that the
+// course's quoted figures imply; and one for `model` (the loaded model) in this machine's
+// available RAM, with the fp32 KV cache of chapter 02.
 inline constexpr double kGpuReserveBytes = 1.5 * kGiB;
 inline constexpr int64_t kTokensPerUser = 4096;
 std::vector<Table> gpu_budget_tables();

@@ -42,6 +42,7 @@ PackedLinear::PackedLinear(const PackedMatrix& packed, PackedFormat format, Devi
   device_copy(device, bytes_->data(), Device::cpu(), packed.bytes.data(), packed.bytes.size());
 }
 
+// the-change: begin PackedLinear::forward
 void PackedLinear::forward(const Tensor& x, Tensor& y) const {
   const int64_t n = x.rank() == 2 ? x.dim(0) : -1;
   check_matrix("forward", x, "x", n, cols_, device());
@@ -53,6 +54,7 @@ void PackedLinear::forward(const Tensor& x, Tensor& y) const {
   else
     packed_matmul_cuda(format_, data(), rows_, cols_, xp, n, yp);
 }
+// the-change: end PackedLinear::forward
 
 void PackedLinear::gather_rows(std::span<const int32_t> ids, Tensor& out) const {
   const auto n = static_cast<int64_t>(ids.size());

@@ -20,6 +20,7 @@
 
 namespace infer::quant {
 
+// the-change: begin PackedLinear
 class PackedLinear : public Linear {
  public:
   // Packs `weight` ([out, in] on any device, any dtype: read as fp32 values) with
@@ -48,5 +49,6 @@ class PackedLinear : public Linear {
   std::string storage_;
   std::shared_ptr<Storage> bytes_;
 };
+// the-change: end PackedLinear
 
 }  // namespace infer::quant

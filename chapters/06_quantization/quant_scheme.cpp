@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "absmax.hpp"
+#include "asymmetric.hpp"
+#include "float_formats.hpp"
 #include "ggml_blocks.hpp"
 #include "nf4.hpp"
 #include "tensor/thread_pool.hpp"
@@ -42,12 +44,18 @@ double relative_error(std::span<const float> w, std::span<const float> w_hat) {
 
 std::vector<std::unique_ptr<QuantScheme>> table_schemes() {
   std::vector<std::unique_ptr<QuantScheme>> s;
+  // Floats by rounding, no scale.
+  s.push_back(std::make_unique<FloatScheme>(FloatFormat::fp16));
+  s.push_back(std::make_unique<FloatScheme>(FloatFormat::bf16));
+  s.push_back(std::make_unique<FloatScheme>(FloatFormat::fp8_e4m3));
   s.push_back(std::make_unique<AbsmaxScheme>(8, Granularity::per_tensor));
   s.push_back(std::make_unique<AbsmaxScheme>(8, Granularity::per_row));
   s.push_back(std::make_unique<AbsmaxScheme>(4, Granularity::per_tensor));
   s.push_back(std::make_unique<AbsmaxScheme>(4, Granularity::per_row));
   s.push_back(std::make_unique<AbsmaxScheme>(4, Granularity::per_group, 128));
+  s.push_back(std::make_unique<AsymmetricInt4Scheme>(128));  // the same groups with a zero point
   s.push_back(std::make_unique<Nf4Scheme>(64));
+  s.push_back(std::make_unique<Nf4Scheme>(128));  // NF4's levels at INT4 g128's block: levels vs block size
   s.push_back(std::make_unique<GgmlBlockScheme>(gguf::GgmlType::Q8_0));
   s.push_back(std::make_unique<GgmlBlockScheme>(gguf::GgmlType::Q4_1));
   return s;

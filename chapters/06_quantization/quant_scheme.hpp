@@ -62,7 +62,8 @@ std::vector<float> round_trip(const QuantScheme& scheme, std::span<const float> 
 double relative_error(std::span<const float> w, std::span<const float> w_hat);
 
 // The schemes of the quality table, in its order (fp32 is not a scheme: it is the reference):
-// INT8 per-tensor, INT8 per-row, INT4 per-tensor, INT4 per-row, INT4 g128, NF4, Q8_0, Q4_1.
+// fp16, bf16, fp8 e4m3, INT8 per-tensor, INT8 per-row, INT4 per-tensor, INT4 per-row, INT4 g128,
+// INT4 g128 asym, NF4 (blocks of 64), NF4 b128, Q8_0, Q4_1.
 std::vector<std::unique_ptr<QuantScheme>> table_schemes();
 
 }  // namespace infer::quant

@@ -10,11 +10,6 @@
 namespace infer::quant {
 namespace {
 
-// The slots of a layer in projection_matrices() order.
-std::vector<std::unique_ptr<Linear>*> slots(LayerWeights& L) {
-  return {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down};
-}
-
 const Tensor& dense_weight(const std::unique_ptr<Linear>& linear, const char* what) {
   const auto* dense = dynamic_cast<const DenseLinear*>(linear.get());
   if (dense == nullptr) throw std::runtime_error(std::string(what) + " is not a DenseLinear");
@@ -22,6 +17,10 @@ const Tensor& dense_weight(const std::unique_ptr<Linear>& linear, const char* wh
 }
 
 }  // namespace
+
+std::vector<std::unique_ptr<Linear>*> projection_slots(LayerWeights& L) {
+  return {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down};
+}
 
 ReferenceWeights keep_reference(const Llama& model) {
   const LlamaWeights& w = model.weights();
@@ -64,7 +63,7 @@ QuantizedModel quantize_model(Llama& model, const ReferenceWeights& ref, const Q
   LlamaWeights& w = model.weights();
   std::size_t i = 0;
   for (LayerWeights& L : w.layers)
-    for (std::unique_ptr<Linear>* slot : slots(L)) *slot = std::make_unique<DenseLinear>(apply(ref.projections.at(i++)));
+    for (std::unique_ptr<Linear>* slot : projection_slots(L)) *slot = std::make_unique<DenseLinear>(apply(ref.projections.at(i++)));
   if (i != ref.projections.size()) throw std::logic_error("quantize_model: the reference belongs to another model");
 
   w.token_embedding = apply(ref.embedding);
@@ -93,7 +92,7 @@ QuantizedModel quantize_for_kernels(Llama& model, const ReferenceWeights& ref, P
   LlamaWeights& w = model.weights();
   std::size_t i = 0;
   for (LayerWeights& L : w.layers)
-    for (std::unique_ptr<Linear>* slot : slots(L)) *slot = packed(ref.projections.at(i++));
+    for (std::unique_ptr<Linear>* slot : projection_slots(L)) *slot = packed(ref.projections.at(i++));
   if (i != ref.projections.size()) throw std::logic_error("quantize_for_kernels: the reference belongs to another model");
 
   if (ref.tied) {
@@ -115,7 +114,7 @@ QuantizedModel quantize_for_kernels(Llama& model, PackedFormat format) {
   LlamaWeights& w = model.weights();
   ReferenceWeights current;
   for (LayerWeights& L : w.layers)
-    for (std::unique_ptr<Linear>* slot : slots(L)) current.projections.push_back(dense_weight(*slot, "a projection"));
+    for (std::unique_ptr<Linear>* slot : projection_slots(L)) current.projections.push_back(dense_weight(*slot, "a projection"));
   if (!w.token_embedding.defined()) throw std::runtime_error("quantize_for_kernels: the model is already packed");
   current.embedding = w.token_embedding;
   current.output = dense_weight(w.output, "the output matrix");

@@ -27,6 +27,9 @@
 
 namespace infer::quant {
 
+// The 7 projection slots of a layer, in projection_matrices() order: q, k, v, o, gate, up, down.
+std::vector<std::unique_ptr<Linear>*> projection_slots(LayerWeights& layer);
+
 // The model's fp32 weights before any scheme is applied (shared storage, no copy).
 struct ReferenceWeights {
   std::vector<Tensor> projections;  // 7 per layer: q, k, v, o, gate, up, down

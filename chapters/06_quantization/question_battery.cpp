@@ -11,7 +11,8 @@
 #include <fmt/format.h>
 
 #include "app/cli.hpp"  // UsageError
-#include "grouped_kv_cache.hpp"
+#include "03_gqa/grouped_kv_cache.hpp"
+#include "sampling/sampler.hpp"
 #include "tensor/ops.hpp"
 
 namespace infer::quant {
@@ -29,6 +30,19 @@ std::string trim(const std::string& s) {
 }
 
 bool is_word_char(char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0; }
+
+// The greedy choice after llama.cpp's repetition penalty over the last repeat_last_n tokens of
+// prompt + answer (all of them for -1).
+int32_t penalized_argmax(const Tensor& row, std::span<const int32_t> prompt, std::span<const int32_t> answer,
+                         GreedyPenalty penalty) {
+  std::vector<float> logits = row.to_vector();
+  std::vector<int32_t> seen(prompt.begin(), prompt.end());
+  seen.insert(seen.end(), answer.begin(), answer.end());
+  const std::size_t n = penalty.repeat_last_n < 0 ? seen.size()
+                                                  : std::min(seen.size(), static_cast<std::size_t>(penalty.repeat_last_n));
+  apply_repetition_penalty(logits, std::span<const int32_t>(seen).last(n), penalty.repeat_penalty);
+  return argmax(logits);
+}
 
 }  // namespace
 
@@ -77,7 +91,7 @@ std::vector<int32_t> chat_prompt(const Tokenizer& tokenizer, const std::string& 
 
 std::vector<std::vector<int32_t>> greedy_batch(Llama& model, const Tokenizer& tokenizer,
                                                const std::vector<std::vector<int32_t>>& prompts, int max_new,
-                                               bool stop_at_end) {
+                                               bool stop_at_end, GreedyPenalty penalty) {
   const std::size_t n = prompts.size();
   std::vector<std::vector<int32_t>> out(n);
   if (n == 0 || max_new <= 0) return out;
@@ -99,11 +113,13 @@ std::vector<std::vector<int32_t>> greedy_batch(Llama& model, const Tokenizer& to
         chunks.push_back({std::span<const int32_t>(&last[i], 1),
                           static_cast<int64_t>(prompts[i].size() + out[i].size()) - 1, caches[i].get(), false});
     }
-    const Tensor logits = model.forward(chunks).to(Device::cpu());
+    const Tensor logits = model.forward_batch(chunks).to(Device::cpu());
     std::vector<std::size_t> still;
     for (std::size_t r = 0; r < active.size(); ++r) {
       const std::size_t i = active[r];
-      const int32_t next = ops::argmax(logits.row(static_cast<int64_t>(r)));
+      const int32_t next = penalty.repeat_penalty == 1.0f ? ops::argmax(logits.row(static_cast<int64_t>(r)))
+                                                          : penalized_argmax(logits.row(static_cast<int64_t>(r)), prompts[i],
+                                                                             out[i], penalty);
       out[i].push_back(next);
       last[i] = next;
       if (!(stop_at_end && tokenizer.ends_generation(next))) still.push_back(i);
@@ -116,10 +132,10 @@ std::vector<std::vector<int32_t>> greedy_batch(Llama& model, const Tokenizer& to
 int64_t BatteryResult::score() const { return std::count(correct.begin(), correct.end(), true); }
 
 BatteryResult run_battery(Llama& model, const Tokenizer& tokenizer, const std::vector<Question>& questions,
-                          int max_new_tokens) {
+                          int max_new_tokens, GreedyPenalty penalty) {
   std::vector<std::vector<int32_t>> prompts;
   for (const Question& q : questions) prompts.push_back(chat_prompt(tokenizer, q.question));
-  const auto replies = greedy_batch(model, tokenizer, prompts, max_new_tokens, true);
+  const auto replies = greedy_batch(model, tokenizer, prompts, max_new_tokens, true, penalty);
   BatteryResult result;
   for (std::size_t i = 0; i < questions.size(); ++i) {
     std::vector<int32_t> ids = replies[i];

@@ -3,7 +3,8 @@
 //
 // data/questions.tsv holds one question per line: the question, a tab, then the accepted answers
 // separated by '|' ("What is the capital of France?<TAB>Paris"). Each question is put in the chat
-// template and answered by greedy decoding (no sampling, no repetition penalty); the reply is
+// template and answered by greedy decoding (no sampling; by default no repetition penalty, or
+// llama.cpp's over the last 64 tokens, prompt included, when one is given); the reply is
 // correct when one of the accepted answers appears in it as a whole word, ignoring case.
 //
 // A battery of n questions measures a proportion with a wide margin: the 95% Wilson interval of
@@ -36,9 +37,16 @@ bool answer_matches(const std::string& reply, const Question& question);
 // one token of every unfinished sequence (each with its own cache), so the weights are read once
 // per step for the whole batch instead of once per sequence. A sequence stops after max_new
 // tokens or, when stop_at_end is set, at an end-of-generation token (which is kept).
+// With penalty.repeat_penalty ≠ 1, each step's logits first get lib's apply_repetition_penalty
+// over the sequence's last repeat_last_n tokens (prompt and answer so far), as llama.cpp's
+// sampler does; the choice is then the argmax of the penalized logits.
+struct GreedyPenalty {
+  float repeat_penalty = 1.0f;  // 1: plain greedy
+  int repeat_last_n = 64;
+};
 std::vector<std::vector<int32_t>> greedy_batch(Llama& model, const Tokenizer& tokenizer,
                                                const std::vector<std::vector<int32_t>>& prompts, int max_new,
-                                               bool stop_at_end = true);
+                                               bool stop_at_end = true, GreedyPenalty penalty = {});
 
 // The chat-template token ids of one user message.
 std::vector<int32_t> chat_prompt(const Tokenizer& tokenizer, const std::string& user_message);
@@ -50,7 +58,7 @@ struct BatteryResult {
   int64_t size() const { return static_cast<int64_t>(correct.size()); }
 };
 BatteryResult run_battery(Llama& model, const Tokenizer& tokenizer, const std::vector<Question>& questions,
-                          int max_new_tokens = 24);
+                          int max_new_tokens = 24, GreedyPenalty penalty = {});
 
 // The Wilson score interval of k successes in n trials (z = 1.96: 95%).
 struct Interval {

@@ -14,9 +14,9 @@
 
 #include "analytic.hpp"
 #include "app/run_record.hpp"
-#include "cached_generate.hpp"  // chapter 02: plain decoding, the baseline
+#include "02_kv_cache/cached_generate.hpp"  // plain decoding, the baseline
 #include "drafts.hpp"
-#include "grouped_kv_cache.hpp"  // chapter 03
+#include "03_gqa/grouped_kv_cache.hpp"
 #include "measure/bandwidth.hpp"
 #include "measure/timing.hpp"
 #include "speculative_decode.hpp"
@@ -155,8 +155,7 @@ int main(int argc, char** argv) {
     run_demo(m, o, opt, record);
     if (!opt.no_tables) {
       for (const Table& t : {spec::expected_tokens_table(), spec::analytic_speedup_table({0.1, 0.2})}) {
-        t.print();
-        t.append_csv(o.csv_path);
+        t.emit(o.csv_path);
       }
       const BandwidthResult bw = measure_read_bandwidth();
       fmt::print("measured on {} threads; read bandwidth {:.2f} GB/s\n\n", bw.threads, bw.bytes_per_second / 1e9);

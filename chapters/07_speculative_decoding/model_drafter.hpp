@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "drafter.hpp"
-#include "grouped_kv_cache.hpp"  // chapter 03
+#include "03_gqa/grouped_kv_cache.hpp"
 #include "model/llama.hpp"
 #include "sampling/sampler.hpp"
 

@@ -30,7 +30,7 @@ RoundOutcome accept_draft(std::span<const std::vector<float>> p, const Draft& dr
   return {static_cast<int>(gamma), sampler.draw(p[gamma]), true};  // every guess kept: a bonus token
 }
 
-// BEGIN the change: the speculative loop
+// the-change: begin generate_speculative
 SpeculativeGeneration generate_speculative(Llama& target, KvCache& cache, Drafter& drafter, const Tokenizer& tokenizer,
                                            const std::vector<int32_t>& prompt, Sampler& sampler,
                                            const SpeculativeOptions& o, const OnSpeculativeToken& on_token) {
@@ -102,7 +102,7 @@ SpeculativeGeneration generate_speculative(Llama& target, KvCache& cache, Drafte
   stats.total_seconds = total.seconds();
   return gen;
 }
-// END the change
+// the-change: end generate_speculative
 
 double SpeculativeStats::alpha() const {
   int64_t checked = 0;

@@ -32,7 +32,7 @@
 
 #include "app/run_record.hpp"
 #include "drafter.hpp"
-#include "kv_cache.hpp"  // chapter 02 (truncate: the roll-back)
+#include "02_kv_cache/kv_cache.hpp"  // truncate: the roll-back
 #include "model/llama.hpp"
 #include "sampling/sampler.hpp"
 #include "tokenizer/tokenizer.hpp"

@@ -55,6 +55,7 @@ double distillation_loss(const T* logits, int N, int V, std::span<const int32_t>
         continue;
       }
       double loss = 0.0;
+      // the-change: begin hard_loss
       // hard: −log q_1[y], gradient q_1 − onehot(y)
       if (w_hard > 0) {
         const double lse = log_sum_exp(s, V, 1.0);
@@ -64,6 +65,8 @@ double distillation_loss(const T* logits, int N, int V, std::span<const int32_t>
       } else {
         std::fill(ds, ds + V, T(0));
       }
+      // the-change: end hard_loss
+      // the-change: begin soft_loss
       // soft: τ² KL(p_τ ‖ q_τ), gradient τ (q_τ − p_τ)
       if (w_soft > 0) {
         const int k = soft->k;
@@ -79,6 +82,7 @@ double distillation_loss(const T* logits, int N, int V, std::span<const int32_t>
         }
         loss += w_soft * tau * tau * kl;
       }
+      // the-change: end soft_loss
       for (int j = 0; j < V; ++j) ds[j] = static_cast<T>(ds[j] * inv_count);
       row_loss[static_cast<std::size_t>(r)] = loss;
     }

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "grouped_kv_cache.hpp"  // chapter 03
+#include "03_gqa/grouped_kv_cache.hpp"
 #include "measure/progress.hpp"
 
 namespace infer::train {

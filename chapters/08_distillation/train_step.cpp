@@ -23,6 +23,7 @@ Batch make_batch(const TeacherLabels& t, std::span<const int64_t> windows) {
   return b;
 }
 
+// the-change: begin train_step
 StepResult train_step(Student<float>& s, AdamW& optimizer, const Batch& batch, const StepOptions& o, int step) {
   StepResult r;
   s.zero_grad();
@@ -37,5 +38,6 @@ StepResult train_step(Student<float>& s, AdamW& optimizer, const Batch& batch, c
   optimizer.step(s.params, s.grads, r.lr);
   return r;
 }
+// the-change: end train_step
 
 }  // namespace infer::train

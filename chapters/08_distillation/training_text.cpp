@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "evaluation.hpp"  // chapter 03: held_out_text, the other side of the cut
+#include "03_gqa/evaluation.hpp"  // held_out_text, the other side of the cut
 
 namespace infer {
 

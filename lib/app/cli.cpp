@@ -39,6 +39,13 @@ void add_common_options(CLI::App& app, CommonOptions& o, PromptFlags prompt) {
       ->check(whole_number(0))->capture_default_str();
   app.add_option("--top-p", o.sampling.top_p, "keep the smallest set of tokens with this probability (1 = all)")
       ->check(real_number(0, 1, /*min_exclusive=*/true))->capture_default_str();
+  app.add_option("--repeat-penalty", o.sampling.repeat_penalty,
+                 "divide the positive logits (multiply the negative ones) of tokens among the last --repeat-last-n "
+                 "by this (1 = off)")
+      ->check(real_number(0, 100, /*min_exclusive=*/true))->capture_default_str();
+  app.add_option("--repeat-last-n", o.sampling.repeat_last_n, "how many recent tokens --repeat-penalty looks at "
+                                                               "(0 = none, -1 = all)")
+      ->check(whole_number(-1))->capture_default_str();
   app.add_option("-t,--threads", o.threads, "CPU threads (0 = all cores)")->check(whole_number(0))->capture_default_str();
   if (prompt == PromptFlags::offered) app.add_flag("--chat", o.chat, "wrap the prompt in the model's chat template");
   app.add_option("--device", o.device, "cpu or cuda[:N]")->capture_default_str();

@@ -1,4 +1,4 @@
-// What every chapter binary shares: the common flags (DESIGN.md, after llama.cpp's habits),
+// What every binary shares: the common flags (after llama.cpp's habits),
 // checking them before any work, loading the model and tokenizer, and the run record.
 // flags.hpp has the pieces that need no model: validators, run_main and its exit statuses.
 #pragma once
@@ -37,8 +37,8 @@ struct CommonOptions {
 // leaves out -p, -n and --chat, so that they are refused instead of silently ignored.
 enum class PromptFlags { offered, absent };
 
-// Adds -m, -p, -n, --seed, --temp, --top-k, --top-p, -t, --chat, --device, --json, --csv, each
-// number checked as it is parsed (-n 0, --temp nan and --top-p 0 are refused). --seed -1 draws a
+// Adds -m, -p, -n, --seed, --temp, --top-k, --top-p, --repeat-penalty, --repeat-last-n, -t, --chat,
+// --device, --json, --csv, each number checked as it is parsed (-n 0, --temp nan and --top-p 0 are refused). --seed -1 draws a
 // random seed and prints it on stderr, so that the run can be repeated (llama.cpp's habit).
 void add_common_options(CLI::App& app, CommonOptions& options, PromptFlags prompt = PromptFlags::offered);
 

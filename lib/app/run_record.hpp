@@ -1,11 +1,11 @@
-// The machine-readable record a chapter binary writes with --json: what went in (prompt and
+// The machine-readable record a binary writes with --json: what went in (prompt and
 // its token ids), what came out (each generated token with the top logits that chose it, and
 // the text), how it was made (the binary, the model file and its sha256, every setting that
 // shapes the tokens), and the run's figures. stage_diff compares two such records, which is how
 // a student checks that a stage changed nothing but cost.
 //
 // The JSON schema, one object:
-//   binary        the program that wrote it ("ch02_kv_cache")
+//   binary        the name of the program that wrote it
 //   kind          "generation" (a prompt and its generated steps) or "tables" (figures only)
 //   model         {"file": name, "path": as given, "sha256": hex of the file's bytes ("" if unknown)}
 //   settings      {"temperature", "top_k", "top_p", "seed", "chat", "n_predict", "device"}

@@ -1,5 +1,5 @@
 // A tiny line-plot writer: a few named series of (x, y) points, drawn as an SVG file with axes,
-// tick labels, axis titles and a legend. Enough for the chapters' "how does this grow" plots
+// tick labels, axis titles and a legend. Enough for "how does this grow" plots
 // without a plotting dependency; any browser shows the file.
 #pragma once
 

@@ -1,6 +1,7 @@
 // The shape of a Llama-architecture model, read from the GGUF metadata `llama.*`.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -21,7 +22,7 @@ struct LlamaConfig {
   bool tied_embeddings = false;  // the output matrix is the token-embedding matrix
 
   // A published shape (untied embeddings, D = d / H, default rope and norm constants): the
-  // well-known models that the chapters' formula and memory tables compare with.
+  // well-known models that formula and memory tables compare with.
   static LlamaConfig from_shape(int layers, int d_model, int heads, int kv_heads, int d_ff, int vocab, int context);
 
   // Reads and checks every field (positive, divisible where it must be). Throws
@@ -30,8 +31,26 @@ struct LlamaConfig {
 
   int q_width() const { return n_heads * head_dim; }      // H·D
   int kv_width() const { return n_kv_heads * head_dim; }  // H_kv·D
+  // Bytes one position takes in this model's K/V cache (kv_bytes_per_token below): H_kv heads,
+  // each key/value head stored once, or `stored_heads` heads for a cache that copies them.
+  std::size_t kv_bytes_per_token(int bytes_per_value) const;
+  std::size_t kv_bytes_per_token(int bytes_per_value, int stored_heads) const;
   int64_t parameter_count() const;
   std::string describe() const;  // one line: layers, widths, heads, vocabulary
 };
+
+// Bytes one position takes in a K/V cache: a key and a value vector of `heads_stored` heads of
+// head_dim values in each of n_layers layers, 2 · layers · heads · head_dim · bytes_per_value.
+inline std::size_t kv_bytes_per_token(int n_layers, int heads_stored, int head_dim, int bytes_per_value) {
+  return std::size_t{2} * static_cast<std::size_t>(n_layers) * static_cast<std::size_t>(heads_stored) *
+         static_cast<std::size_t>(head_dim) * static_cast<std::size_t>(bytes_per_value);
+}
+
+inline std::size_t LlamaConfig::kv_bytes_per_token(int bytes_per_value, int stored_heads) const {
+  return infer::kv_bytes_per_token(n_layers, stored_heads, head_dim, bytes_per_value);
+}
+inline std::size_t LlamaConfig::kv_bytes_per_token(int bytes_per_value) const {
+  return kv_bytes_per_token(bytes_per_value, n_kv_heads);
+}
 
 }  // namespace infer

@@ -1,12 +1,11 @@
 // Where attention finds the keys and values of the positions a sequence has already seen.
 //
 // The forward pass (model/llama.cpp) computes q, k and v for the new tokens of a sequence and
-// hands them to the sequence's KvStore, which decides what to remember and attends. The
-// chapters are, to a large degree, different answers to this one interface:
-//   01  remembers nothing: every pass recomputes the whole sequence from position 0;
-//   02  a preallocated cache, one key/value copy per query head;
-//   03  the same with each key/value head stored once (grouped-query attention);
-//   05  the cache in fixed-size blocks found through a block table.
+// hands them to the sequence's KvStore, which decides what to remember and attends. Its answers
+// differ in what they keep: nothing (every pass recomputes the whole sequence from position 0),
+// a preallocated cache with a key/value copy per query head, the same with each key/value head
+// stored once (grouped-query attention), or the cache in fixed-size blocks found through a
+// block table.
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,8 @@
 // A linear layer y = x·Wᵀ, the operation that holds almost all of a model's weights.
 //
-// It is an interface so that a chapter can swap how the weights are stored without touching the
-// forward pass: DenseLinear keeps them as a plain matrix; chapter 06 adds quantized layers that
-// multiply straight from packed 8- or 4-bit codes.
+// It is an interface so that how the weights are stored can change without touching the forward
+// pass: DenseLinear keeps them as a plain matrix; a quantized layer can multiply straight from
+// packed 8- or 4-bit codes.
 #pragma once
 
 #include <cstddef>
@@ -30,6 +30,7 @@ class Linear {
 };
 
 // Weights as a dense [out, in] matrix of f32 (or f16/bf16 on CUDA).
+// the-change: begin DenseLinear
 class DenseLinear : public Linear {
  public:
   explicit DenseLinear(Tensor weight) : weight_(std::move(weight)) {}
@@ -44,5 +45,6 @@ class DenseLinear : public Linear {
  private:
   Tensor weight_;
 };
+// the-change: end DenseLinear
 
 }  // namespace infer

@@ -1,12 +1,13 @@
-// The Llama forward pass, shared by every chapter.
+// The Llama model: its shape, its weights, and the forward pass (model/llama.cpp).
 //
-// One call runs a batch of "chunks": consecutive new tokens of one or more sequences. A chunk
-// names its sequence's KvStore, which is where the chapters differ; everything else — the
-// projections, the MLP, the norms — treats the batch as one [N, d] matrix, so N tokens cost
-// one matrix-matrix product per weight instead of N matrix-vector products.
+// forward() runs the new tokens of one sequence through every layer. Where the sequence's
+// earlier positions live is the KvStore's business (model/kv_store.hpp): remembering nothing,
+// a cache, a paged cache — the forward pass is the same. forward_batch (model/llama_batch.cpp)
+// runs the new tokens of many sequences in one pass, through the same layers.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -18,6 +19,11 @@
 
 namespace infer {
 
+// Watches a pass without changing it: called after each layer with the residual stream entering
+// and leaving it, both [N, d]. The pass copies the stream for it, so it costs nothing when absent.
+using LayerObserver = std::function<void(int layer, const Tensor& residual_in, const Tensor& residual_out)>;
+
+// Consecutive new tokens of one sequence, a part of a batched pass.
 struct SequenceChunk {
   std::span<const int32_t> tokens;  // the new tokens
   int64_t pos0 = 0;                 // position of tokens[0] in its sequence
@@ -32,16 +38,29 @@ class Llama {
 
   const LlamaConfig& config() const { return config_; }
   const LlamaWeights& weights() const { return weights_; }
-  LlamaWeights& weights() { return weights_; }  // chapter 06 swaps the linear layers
+  LlamaWeights& weights() { return weights_; }  // for swapping how the linear layers are stored
   const Device& device() const { return device_; }
 
-  // Runs the chunks through the model. Returns logits [R, V]: for each chunk in order, one row
-  // per token when all_logits is set, else one row for its last token.
-  Tensor forward(std::span<const SequenceChunk> chunks);
-  // The same for a single sequence.
-  Tensor forward(std::span<const int32_t> tokens, int64_t pos0, KvStore& kv, bool all_logits = false);
+  // Runs tokens at positions pos0 … pos0+N-1 of one sequence, attending through `kv`. Returns
+  // the logits [N, V] with all_logits, else [1, V] for the last token.
+  Tensor forward(std::span<const int32_t> tokens, int64_t pos0, KvStore& kv, bool all_logits = false,
+                 const LayerObserver& observer = {}) const;
+
+  // The same for many sequences in one pass: every weight is read once for all their tokens.
+  // Returns logits [R, V]: for each chunk in order, one row per token when all_logits is set,
+  // else one row for its last token.
+  Tensor forward_batch(std::span<const SequenceChunk> chunks) const;
 
  private:
+  struct Activations {  // one layer's work buffers for N tokens
+    Activations(const LlamaConfig& c, int64_t n, const Device& device);
+    Tensor h, q, k, v, attn, proj, gate, up;
+  };
+  // One transformer block on the residual stream x [N, d], in place: what both passes share.
+  void layer(int l, Tensor& x, Activations& a, std::span<const int32_t> positions, KvStore& kv, int64_t pos0) const;
+  // The output head: the final norm and the output matrix on rows [R, d] of the stream → [R, V].
+  Tensor logits(const Tensor& rows) const;
+
   LlamaConfig config_;
   LlamaWeights weights_;
   Device device_;

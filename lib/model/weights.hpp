@@ -2,8 +2,8 @@
 //
 // GGUF stores a [out, in] matrix with ggml's dims {in, out} (fastest first); we keep the
 // row-major shape [out, in] so that a linear layer is y = x·Wᵀ. The file used by the course
-// ships Q4_1/Q8_0 weights: dequantized to fp32 they are the "full-precision reference" of the
-// later chapters (the original bf16 checkpoint is not what we have).
+// ships Q4_1/Q8_0 weights: dequantized to fp32 they are the "full-precision reference" that
+// lossy schemes are measured against (the original bf16 checkpoint is not what we have).
 #pragma once
 
 #include <cstddef>
@@ -33,7 +33,7 @@ struct LayerWeights {
 
 struct LlamaWeights {
   // [V, d]. Left empty (!defined()) when the embedding is tied and kept only inside `output`,
-  // as chapter 06 does with a packed matrix: embed() then reads the rows through output.
+  // e.g. as a packed matrix: embed() then reads the rows through output.
   Tensor token_embedding;
   std::vector<LayerWeights> layers;
   Tensor output_norm;               // [d]

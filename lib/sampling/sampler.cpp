@@ -11,10 +11,37 @@ int32_t argmax(std::span<const float> values) {
   return static_cast<int32_t>(std::max_element(values.begin(), values.end()) - values.begin());
 }
 
+void apply_repetition_penalty(std::span<float> logits, std::span<const int32_t> recent, float penalty) {
+  if (penalty == 1.0f) return;
+  // Each distinct id once: a token seen five times is penalized as much as one seen once.
+  std::vector<int32_t> ids(recent.begin(), recent.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  for (int32_t id : ids) {
+    if (id < 0 || static_cast<std::size_t>(id) >= logits.size()) continue;
+    float& l = logits[static_cast<std::size_t>(id)];
+    l = l > 0 ? l / penalty : l * penalty;
+  }
+}
+
 Sampler::Sampler(SamplingParams params) : params_(params), rng_(params.seed) {
   if (params.temperature < 0) throw std::invalid_argument("temperature must be >= 0");
   if (params.top_k < 0) throw std::invalid_argument("top-k must be >= 0");
   if (!(params.top_p > 0.0f && params.top_p <= 1.0f)) throw std::invalid_argument("top-p must be in (0, 1]");
+  if (!(params.repeat_penalty > 0.0f)) throw std::invalid_argument("repeat penalty must be > 0");
+  if (params.repeat_last_n < -1) throw std::invalid_argument("repeat-last-n must be >= -1");
+}
+
+void Sampler::remember(int32_t token) {
+  if (params_.repeat_last_n == 0) return;
+  recent_.push_back(token);
+  // A window of n: drop the oldest. (-1 keeps everything, as llama.cpp's "the whole context".)
+  if (params_.repeat_last_n > 0 && recent_.size() > static_cast<std::size_t>(params_.repeat_last_n))
+    recent_.erase(recent_.begin());
+}
+
+void Sampler::accept(std::span<const int32_t> tokens) {
+  for (int32_t t : tokens) remember(t);
 }
 
 double Sampler::uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
@@ -59,8 +86,16 @@ std::vector<float> Sampler::distribution(std::span<const float> logits) const {
 
 int32_t Sampler::sample(std::span<const float> logits) {
   if (logits.empty()) throw std::invalid_argument("sample: no logits");
-  if (params_.temperature == 0.0f) return argmax(logits);
-  return draw(distribution(logits));
+  int32_t token = 0;
+  if (params_.repeat_penalty == 1.0f || recent_.empty()) {
+    token = params_.temperature == 0.0f ? argmax(logits) : draw(distribution(logits));
+  } else {
+    std::vector<float> penalized(logits.begin(), logits.end());  // the caller's logits stay as they are
+    apply_repetition_penalty(penalized, recent_, params_.repeat_penalty);
+    token = params_.temperature == 0.0f ? argmax(penalized) : draw(distribution(penalized));
+  }
+  remember(token);
+  return token;
 }
 
 int32_t Sampler::draw(std::span<const float> p) {

@@ -27,7 +27,6 @@ void rope(Tensor&, int, std::span<const int32_t>, float) { refuse(); }
 void silu_mul(const Tensor&, const Tensor&, Tensor&) { refuse(); }
 void add_inplace(Tensor&, const Tensor&) { refuse(); }
 void attention(const Tensor&, const Tensor&, const Tensor&, int, int, int64_t, Tensor&) { refuse(); }
-void repeat_heads(const Tensor&, int, int, Tensor&) { refuse(); }
 int32_t argmax(const Tensor&) { refuse(); }
 
 }  // namespace infer::cuda

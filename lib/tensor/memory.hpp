@@ -1,7 +1,7 @@
-// Device memory: allocation, and the allocator's bookkeeping that the chapters print.
+// Device memory: allocation, and the allocator's bookkeeping that the measurements print.
 //
 // Every byte a Tensor owns is allocated here, so `memory_stats` is the real answer to "how much
-// memory did this run use": chapter 02 compares the peak of the naive loop with the KV cache's.
+// memory did this run use", e.g. the peak of a loop that recomputes against one with a cache.
 #pragma once
 
 #include <cstddef>

@@ -132,14 +132,6 @@ void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, i
   g_counters.attention_macs += 2 * n_heads * head_dim * keys_seen;
 }
 
-void repeat_heads(const Tensor& x, int n_kv_heads, int repeats, Tensor& out) {
-  expect_rank("repeat_heads", "x", x, 2);
-  if (n_kv_heads <= 0 || repeats <= 0 || x.dim(1) % n_kv_heads != 0)
-    fail("repeat_heads", fmt::format("width {} is not {} heads", x.dim(1), n_kv_heads));
-  expect_shape("repeat_heads", "out", out, {x.dim(0), x.dim(1) * repeats});
-  const Device& dev = same_device("repeat_heads", x, out);
-  dev.is_cpu() ? cpu::repeat_heads(x, n_kv_heads, repeats, out) : cuda::repeat_heads(x, n_kv_heads, repeats, out);
-}
 
 int32_t argmax(const Tensor& row) {
   if (row.numel() == 0) fail("argmax", "empty tensor");

@@ -17,8 +17,8 @@ namespace infer {
 void set_num_threads(int n);
 int num_threads();
 
-// Work done by the operations since the last reset, counted as they run. Chapter 01 checks these
-// counts against the closed-form formula; later chapters compare them between stages.
+// Work done by the operations since the last reset, counted as they run: a count to check
+// against a closed-form formula, or to compare between two ways of computing the same thing.
 struct OpCounters {
   int64_t matmul_macs = 0;     // multiply-accumulates in matrix products
   int64_t attention_macs = 0;  // in q·k scores and in the probability-weighted sum of values
@@ -58,10 +58,6 @@ void add_inplace(Tensor& x, const Tensor& y);
 // Query head h reads key/value head h / (H / H_kv): grouped-query attention without copying.
 void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, int n_kv_heads,
                int64_t pos0, Tensor& out);
-
-// out[T, H_kv·r·D]: each of the H_kv heads of x[T, H_kv·D] written r times side by side
-// (head h of out is head h / r of x): how a cache without grouping stores shared heads.
-void repeat_heads(const Tensor& x, int n_kv_heads, int repeats, Tensor& out);
 
 // Index of the largest element of a 1-row tensor (ties: the lowest index).
 int32_t argmax(const Tensor& row);

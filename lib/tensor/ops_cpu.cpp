@@ -278,16 +278,6 @@ void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, i
   });
 }
 
-void repeat_heads(const Tensor& x, int n_kv_heads, int repeats, Tensor& out) {
-  const int64_t rows = x.dim(0), head_dim = x.dim(1) / n_kv_heads;
-  const float* src = x.host<float>();
-  float* dst = out.host<float>();
-  for (int64_t r = 0; r < rows; ++r)
-    for (int h = 0; h < n_kv_heads * repeats; ++h)
-      std::memcpy(dst + (r * n_kv_heads * repeats + h) * head_dim,
-                  src + (r * n_kv_heads + h / repeats) * head_dim, static_cast<std::size_t>(head_dim) * sizeof(float));
-}
-
 int32_t argmax(const Tensor& row) {
   const float* p = row.host<float>();
   return static_cast<int32_t>(std::max_element(p, p + row.numel()) - p);

@@ -26,9 +26,9 @@ static inline void cpu_relax() {}
 namespace infer {
 namespace {
 
-// Measured with tests/bench/bench_contention.sh (the ch07 README and tests/bench/README give the
-// numbers): long enough that the gaps between the ~240 regions of a decode step never put a
-// worker to sleep, short enough that an idle worker gives its core back within a fraction of a
+// Measured with tests/bench/bench_contention.sh (the top-level README gives the numbers): long
+// enough that the gaps between the ~240 regions of a decode step never put a worker to sleep,
+// short enough that an idle worker gives its core back within a fraction of a
 // millisecond on a loaded machine.
 constexpr int kSpinMicroseconds = 1000;
 

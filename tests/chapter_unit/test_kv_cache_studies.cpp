@@ -12,12 +12,30 @@
 #include "generation_cost.hpp"
 #include "kv_cache.hpp"
 #include "naive_generate.hpp"
+#include "repeat_heads.hpp"
 #include "study_caches.hpp"
 #include "tensor/ops.hpp"
 #include "tiny_shapes.hpp"
 
 using namespace infer;
 using namespace infer::kv;
+
+TEST_CASE("repeat_heads writes head h of the output from head h / r of the input", "[kv][ops]") {
+  std::mt19937 rng(12);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> values(2 * 3 * 4);
+  for (float& v : values) v = normal(rng);
+  const Tensor x = Tensor::from_vector(values, {2, 3 * 4});
+  Tensor out({2, 9 * 4});
+  ops::repeat_heads(x, 3, 3, out);
+  std::vector<float> want;
+  for (int r = 0; r < 2; ++r)
+    for (int h = 0; h < 9; ++h)
+      for (int i = 0; i < 4; ++i) want.push_back(x.host<float>()[r * 12 + (h / 3) * 4 + i]);
+  CHECK(out.to_vector() == want);
+  Tensor wrong({2, 8 * 4});
+  CHECK_THROWS_AS(ops::repeat_heads(x, 3, 3, wrong), std::invalid_argument);
+}
 
 TEST_CASE("generation cost: attention scores of a generation, worked by hand", "[kv][cost]") {
   // P = 2, G = 3. Recompute: passes of 2, 3 and 4 tokens, causal: 3 + 6 + 10 = 19 pairs.

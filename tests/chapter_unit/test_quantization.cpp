@@ -1,7 +1,8 @@
 // Tests of chapter 06's quantizers (chapters/06_quantization): error bounds of the round trip on
 // Gaussian and heavy-tailed (Student-t) matrices, packed sizes against the stated bits per
 // weight, the Q8_0/Q4_1 blocks against lib/gguf's dequantizer (the model loader's), and the NF4
-// levels against the published table and the recipe that produced it.
+// levels against the published table and the recipe that produced it; asymmetric INT4 and the
+// fp16 / bf16 / fp8 (E4M3) roundings against values worked by hand.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include "absmax.hpp"
+#include "asymmetric.hpp"
+#include "float_formats.hpp"
 #include "ggml_blocks.hpp"
 #include "gguf/ggml_types.hpp"
 #include "nf4.hpp"
@@ -97,6 +100,11 @@ TEST_CASE("packed sizes equal the stated bits per weight", "[quant]") {
   expect.push_back({std::make_unique<AbsmaxScheme>(4, Granularity::per_group, 128), 4.125});
   expect.push_back({std::make_unique<AbsmaxScheme>(8, Granularity::per_group, 128), 8.125});
   expect.push_back({std::make_unique<Nf4Scheme>(64), 4.25});
+  expect.push_back({std::make_unique<Nf4Scheme>(128), 4.125});
+  expect.push_back({std::make_unique<AsymmetricInt4Scheme>(128), 4.0 + 24.0 / 128});
+  expect.push_back({std::make_unique<FloatScheme>(FloatFormat::fp16), 16.0});
+  expect.push_back({std::make_unique<FloatScheme>(FloatFormat::bf16), 16.0});
+  expect.push_back({std::make_unique<FloatScheme>(FloatFormat::fp8_e4m3), 8.0});
   expect.push_back({std::make_unique<GgmlBlockScheme>(gguf::GgmlType::Q8_0), 8.5});
   expect.push_back({std::make_unique<GgmlBlockScheme>(gguf::GgmlType::Q4_1), 5.0});
   for (const Expect& e : expect) {
@@ -240,4 +248,101 @@ TEST_CASE("quantizers refuse shapes they cannot pack", "[quant]") {
   CHECK_THROWS_AS(AbsmaxScheme(4, Granularity::per_row).quantize(w, 4, 16), std::invalid_argument);    // 64 ≠ 48
   CHECK_THROWS_AS(AbsmaxScheme(3, Granularity::per_row), std::invalid_argument);
   CHECK_THROWS_AS(GgmlBlockScheme(gguf::GgmlType::Q4_K), std::invalid_argument);
+}
+
+// --- asymmetric INT4 ---
+
+TEST_CASE("asymmetric INT4: scale (hi − lo)/15, an integer zero point, 0 exact", "[quant][asym]") {
+  const AsymmetricInt4Scheme asym(4);
+  // lo = −0.1, hi = 1.4: scale = 1.5/15 = 0.1, stored as fp16 0.0999755859375; zero = round(0.1/s) = 1.
+  const std::vector<float> w = {-0.1f, 0.0f, 0.2f, 1.4f};
+  const float s = gguf::fp16_to_fp32(gguf::fp32_to_fp16(0.1f));
+  REQUIRE(s == 0.0999755859375f);
+  const std::vector<float> back = round_trip(asym, w, 1, 4);
+  CHECK(back[0] == -1 * s);  // code 0 − zero 1
+  CHECK(back[1] == 0.0f);    // code 1 = zero: exactly 0
+  CHECK(back[2] == 2 * s);   // code 3
+  CHECK(back[3] == 14 * s);  // code 15
+  const PackedMatrix p = asym.quantize(w, 1, 4);
+  CHECK(p.bytes[2] == 1);                      // the zero point, after the fp16 scale
+  CHECK(p.bytes[3] == (0 | (1 << 4)));         // codes 0 and 1
+  CHECK(p.bytes[4] == (3 | (15 << 4)));        // codes 3 and 15
+  // An all-zero group decodes to zeros.
+  CHECK(round_trip(asym, std::vector<float>(8, 0.0f), 2, 4) == std::vector<float>(8, 0.0f));
+}
+
+TEST_CASE("asymmetric INT4 beats symmetric on one-sided groups and is no worse on Gaussian ones", "[quant][asym]") {
+  // One-sided: symmetric INT4 spends its negative levels on nothing.
+  const std::vector<float> w = {0.5f, 1.0f, 1.5f, 2.0f, 0.25f, 0.75f, 1.25f, 1.75f};
+  const AbsmaxScheme sym(4, Granularity::per_group, 8);
+  const AsymmetricInt4Scheme asym(8);
+  CHECK(relative_error(w, round_trip(asym, w, 1, 8)) < 0.5 * relative_error(w, round_trip(sym, w, 1, 8)));
+  const std::vector<float> g = gaussian(kRows * kCols, 11);
+  const double e_sym = relative_error(g, round_trip(AbsmaxScheme(4, Granularity::per_group, 128), g, kRows, kCols));
+  const double e_asym = relative_error(g, round_trip(AsymmetricInt4Scheme(128), g, kRows, kCols));
+  INFO("sym " << e_sym << " asym " << e_asym);
+  CHECK(e_asym < e_sym);  // 16 levels instead of 15, fitted to each group's own range
+  REQUIRE_THROWS_AS(AsymmetricInt4Scheme(7), std::invalid_argument);
+}
+
+TEST_CASE("NF4 at INT4 g128's block size: the levels alone still beat uniform levels on Gaussian weights", "[quant]") {
+  const std::vector<float> g = gaussian(kRows * kCols, 12);
+  const double e_int4 = relative_error(g, round_trip(AbsmaxScheme(4, Granularity::per_group, 128), g, kRows, kCols));
+  const double e_nf4_128 = relative_error(g, round_trip(Nf4Scheme(128), g, kRows, kCols));
+  const double e_nf4_64 = relative_error(g, round_trip(Nf4Scheme(64), g, kRows, kCols));
+  INFO("int4 g128 " << e_int4 << ", nf4 b128 " << e_nf4_128 << ", nf4 b64 " << e_nf4_64);
+  CHECK(e_nf4_128 < e_int4);
+  CHECK(e_nf4_64 < e_nf4_128);  // and a smaller block helps on top
+  CHECK(Nf4Scheme(128).name() == "NF4 b128");
+}
+
+// --- floats by rounding ---
+
+TEST_CASE("bf16 rounds to nearest, ties to even", "[quant][float]") {
+  CHECK(fp32_to_bf16(1.0f) == 0x3F80);
+  CHECK(fp32_to_bf16(1.0f + 0x1p-8f) == 0x3F80);             // halfway, 1.0 is even: down
+  CHECK(fp32_to_bf16(1.0f + 3 * 0x1p-8f) == 0x3F82);         // halfway between 0x3F81 and 0x3F82: to the even one
+  CHECK(fp32_to_bf16(1.0f + 0x1p-8f + 0x1p-20f) == 0x3F81);  // just above halfway: up
+  CHECK(fp32_to_bf16(-2.0f) == 0xC000);
+  CHECK(std::isnan(bf16_bits_to_fp32(fp32_to_bf16(NAN))));
+  CHECK(bf16_bits_to_fp32(0x3F81) == 1.0f + 0x1p-7f);
+}
+
+TEST_CASE("fp8 E4M3: the OCP format's values, ties to even, saturation at 448", "[quant][float]") {
+  CHECK(fp32_to_e4m3(1.0f) == 0x38);          // exponent field 7 (bias 7), mantissa 0
+  CHECK(fp32_to_e4m3(1.0625f) == 0x38);       // halfway between 1 and 1.125: to the even mantissa (0)
+  CHECK(fp32_to_e4m3(1.1875f) == 0x3A);       // halfway between 1.125 and 1.25: to 1.25 (mantissa 2)
+  CHECK(fp32_to_e4m3(240.0f) == 0x77);        // 1.875 · 2^7
+  CHECK(fp32_to_e4m3(448.0f) == 0x7E);        // the largest finite value, 1.75 · 2^8
+  CHECK(fp32_to_e4m3(1000.0f) == 0x7E);       // saturates
+  CHECK(fp32_to_e4m3(-448.0f) == 0xFE);
+  CHECK(fp32_to_e4m3(0x1p-9f) == 0x01);       // the smallest subnormal
+  CHECK(fp32_to_e4m3(0x1p-10f) == 0x00);      // halfway between 0 and 2^−9: to 0 (even)
+  CHECK(fp32_to_e4m3(0.75f * 0x1p-9f) == 0x01);
+  CHECK(e4m3_to_fp32(0x7E) == 448.0f);
+  CHECK(e4m3_to_fp32(0x08) == 0x1p-6f);       // the smallest normal
+  CHECK(e4m3_to_fp32(0x07) == 7 * 0x1p-9f);   // the largest subnormal
+  CHECK(std::isnan(e4m3_to_fp32(0x7F)));
+  CHECK(fp32_to_e4m3(NAN) == 0x7F);
+  // Every code's value maps back to that code.
+  for (int code = 0; code < 0x7F; ++code) {
+    INFO(code);
+    CHECK(fp32_to_e4m3(e4m3_to_fp32(static_cast<uint8_t>(code))) == code);
+    CHECK(fp32_to_e4m3(e4m3_to_fp32(static_cast<uint8_t>(code | 0x80))) == (code == 0 ? 0x80 : (code | 0x80)));
+  }
+}
+
+TEST_CASE("floats by rounding: error follows the mantissa width", "[quant][float]") {
+  const std::vector<float> g = gaussian(kRows * kCols, 13, 0.1f);
+  const double e16 = relative_error(g, round_trip(FloatScheme(FloatFormat::fp16), g, kRows, kCols));
+  const double ebf = relative_error(g, round_trip(FloatScheme(FloatFormat::bf16), g, kRows, kCols));
+  const double e8 = relative_error(g, round_trip(FloatScheme(FloatFormat::fp8_e4m3), g, kRows, kCols));
+  INFO("fp16 " << e16 << " bf16 " << ebf << " fp8 " << e8);
+  // Round to nearest: a relative error of at most half a unit, 2^−11 (fp16), 2^−8 (bf16), 2^−4
+  // (E4M3), for values in the normal range; the Frobenius ratio is below that bound.
+  CHECK(e16 < 0x1p-11);
+  CHECK(ebf < 0x1p-8);
+  CHECK(ebf > 4 * e16);
+  CHECK(e8 < 0x1p-4 * 1.2);  // a few weights of 0.1σ sit in E4M3's subnormal range, where steps are absolute
+  CHECK(e8 > 4 * ebf);
 }

@@ -4,7 +4,7 @@
 // The comparison (require_close) accepts |gpu − cpu| ≤ rtol·(|cpu| + rms(cpu)) + atol: relative to
 // the element, plus the tensor's typical size so that an output that cancels to near zero is
 // judged at the scale of its neighbours. The tolerances, and why:
-//   exact (0)     embedding, repeat_heads, add_inplace, copies: no arithmetic, or one
+//   exact (0)     embedding, add_inplace, copies: no arithmetic, or one
 //                 IEEE-rounded addition
 //   1e-5          rmsnorm, rope, silu_mul: the same float formula; only the summation order of
 //                 the mean of squares and the last ulp of exp/cos/sin differ
@@ -292,20 +292,6 @@ TEST_CASE("cuda: silu_mul within 1e-5 and add_inplace exactly", "[cuda]") {
     ops::add_inplace(sum_cpu, up);
     ops::add_inplace(sum_gpu, up.to(kGpu));
     require_close(sum_gpu, sum_cpu, {0.0, 0.0});
-  }
-}
-
-TEST_CASE("cuda: repeat_heads copies heads exactly", "[cuda]") {
-  std::mt19937 rng(12);
-  struct Case { int64_t rows; int kv_heads, repeats; int64_t head_dim; };
-  for (const Case c : {Case{7, 3, 3, 64}, Case{1, 3, 3, 64}, Case{5, 1, 8, 128}, Case{3, 2, 1, 33}}) {
-    INFO(c.rows << " rows, " << c.kv_heads << " heads of " << c.head_dim << ", repeated " << c.repeats);
-    const Tensor x = random_tensor({c.rows, c.kv_heads * c.head_dim}, rng);
-    const Shape out_shape{c.rows, c.kv_heads * c.repeats * c.head_dim};
-    Tensor out_cpu(out_shape), out_gpu(out_shape, DType::f32, kGpu);
-    ops::repeat_heads(x, c.kv_heads, c.repeats, out_cpu);
-    ops::repeat_heads(x.to(kGpu), c.kv_heads, c.repeats, out_gpu);
-    require_close(out_gpu, out_cpu, {0.0, 0.0});
   }
 }
 

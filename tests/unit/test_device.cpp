@@ -168,7 +168,6 @@ TEST_CASE("without a usable GPU, every CUDA backend entry refuses", "[device]") 
       {"silu_mul", [&] { cuda::silu_mul(x, x, x); }},
       {"add_inplace", [&] { cuda::add_inplace(x, x); }},
       {"attention", [&] { cuda::attention(x, x, x, 2, 2, 0, x); }},
-      {"repeat_heads", [&] { cuda::repeat_heads(w, 2, 2, x); }},
       {"argmax", [&] { cuda::argmax(row); }},
   };
   for (const auto& [name, call] : entries) {

@@ -196,16 +196,6 @@ TEST_CASE("attention equals the textbook formula, causal and with grouped heads"
   REQUIRE_THROWS_WITH(ops::attention(q, k_short, v_short, H, Hkv, pos0, out), Catch::Contains("need 7 keys"));
 }
 
-TEST_CASE("repeat_heads writes head h of the output from head h / r of the input", "[ops]") {
-  Tensor x = random_tensor({2, 3 * 4}, 12), out({2, 9 * 4});
-  ops::repeat_heads(x, 3, 3, out);
-  std::vector<float> want;
-  for (int r = 0; r < 2; ++r)
-    for (int h = 0; h < 9; ++h)
-      for (int i = 0; i < 4; ++i) want.push_back(x.host<float>()[r * 12 + (h / 3) * 4 + i]);
-  require_close(out, want, 0, 0);
-}
-
 TEST_CASE("argmax picks the first of equal maxima", "[ops]") {
   const std::vector<float> v{1, 3, 2, 3};
   REQUIRE(ops::argmax(Tensor::from_vector(v, {1, 4})) == 1);

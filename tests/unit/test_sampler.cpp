@@ -1,10 +1,12 @@
 // Sampling: greedy, temperature, top-k and top-p, and reproducibility for a seed.
 #include <cmath>
 #include <map>
+#include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "app/cli.hpp"
 #include "sampling/sampler.hpp"
 
 using namespace infer;
@@ -60,4 +62,100 @@ TEST_CASE("sampling is reproducible for a seed and matches the distribution", "[
 TEST_CASE("bad parameters are refused", "[sampling]") {
   REQUIRE_THROWS(Sampler({.temperature = -1.0f}));
   REQUIRE_THROWS(Sampler({.temperature = 1.0f, .top_p = 0.0f}));
+}
+
+// --- the repetition penalty (llama.cpp's definition), values worked by hand ---
+
+TEST_CASE("repetition penalty: positive logits divided, negative multiplied, each id once", "[sampling][penalty]") {
+  std::vector<float> logits{2.0f, -1.0f, 0.5f, 3.0f, 0.0f};
+  const std::vector<int32_t> recent{0, 1, 1, 4, 99};  // 1 twice; 99 is outside the vocabulary
+  apply_repetition_penalty(logits, recent, 2.0f);
+  CHECK(logits[0] == 1.0f);   // 2 / 2
+  CHECK(logits[1] == -2.0f);  // −1 · 2, once although seen twice (not −4)
+  CHECK(logits[2] == 0.5f);   // not seen
+  CHECK(logits[3] == 3.0f);   // not seen
+  CHECK(logits[4] == 0.0f);   // 0 · 2
+  std::vector<float> same{2.0f, -1.0f};
+  apply_repetition_penalty(same, std::vector<int32_t>{0, 1}, 1.0f);
+  CHECK(same == std::vector<float>{2.0f, -1.0f});
+}
+
+TEST_CASE("repetition penalty: greedy changes its choice only when the penalty is large enough", "[sampling][penalty]") {
+  const std::vector<float> logits{3.0f, 2.0f};
+  const std::vector<int32_t> prompt{0};
+  Sampler strong({.repeat_penalty = 1.6f});  // 3 / 1.6 = 1.875 < 2: token 1 wins
+  strong.accept(prompt);
+  CHECK(strong.sample(logits) == 1);
+  Sampler weak({.repeat_penalty = 1.4f});  // 3 / 1.4 = 2.14 > 2: token 0 still wins
+  weak.accept(prompt);
+  CHECK(weak.sample(logits) == 0);
+  Sampler off({});  // 1.0: off, the default
+  off.accept(prompt);
+  CHECK(off.sample(logits) == 0);
+}
+
+TEST_CASE("repetition penalty: only the last repeat_last_n tokens count, and sampled tokens join them", "[sampling][penalty]") {
+  // Window of 1, penalty 2, logits {2, 1.5}: 0 (nothing seen) → 1 (0 penalized to 1.0) → 0 (only 1 seen: 0.75).
+  Sampler s({.repeat_penalty = 2.0f, .repeat_last_n = 1});
+  const std::vector<float> logits{2.0f, 1.5f};
+  CHECK(s.sample(logits) == 0);
+  CHECK(s.sample(logits) == 1);
+  CHECK(s.sample(logits) == 0);
+  CHECK(s.recent() == std::vector<int32_t>{0});
+
+  Sampler window({.repeat_penalty = 2.0f, .repeat_last_n = 2});
+  window.accept(std::vector<int32_t>{0, 1, 2});
+  CHECK(window.recent() == std::vector<int32_t>{1, 2});  // 0 fell out of the window
+  CHECK(window.sample(std::vector<float>{3.0f, 2.9f, 0.0f}) == 0);  // 0 unpenalized; 2.9 → 1.45
+
+  Sampler none({.repeat_penalty = 2.0f, .repeat_last_n = 0});  // 0: the penalty looks at nothing
+  none.accept(std::vector<int32_t>{0});
+  CHECK(none.recent().empty());
+  CHECK(none.sample(std::vector<float>{3.0f, 2.0f}) == 0);
+
+  Sampler all({.repeat_penalty = 2.0f, .repeat_last_n = -1});  // -1: every token seen
+  all.accept(std::vector<int32_t>(100, 7));
+  CHECK(all.recent().size() == 100);
+}
+
+TEST_CASE("repetition penalty: sampling uses the penalized logits, the caller's stay untouched", "[sampling][penalty]") {
+  const std::vector<float> logits{std::log(4.0f), 0.0f};  // p = 0.8, 0.2
+  // Penalized logit ln4 / 2 = ln2: p = 2/3, 1/3. Draw many and compare with that, not with 0.8.
+  std::map<int32_t, int> counts;
+  const int n = 20000;
+  Sampler fresh({.temperature = 1.0f, .seed = 3, .repeat_penalty = 2.0f, .repeat_last_n = 1});
+  for (int i = 0; i < n; ++i) {
+    fresh.accept(std::vector<int32_t>{0});  // keep 0 as the one recent token
+    ++counts[fresh.sample(logits)];
+  }
+  const double expected = n * 2.0 / 3.0;
+  CHECK(std::fabs(counts[0] - expected) < 5 * std::sqrt(expected));
+  CHECK(logits[0] == std::log(4.0f));
+}
+
+TEST_CASE("repetition penalty: bad parameters are refused, by the sampler and by the flags", "[sampling][penalty]") {
+  REQUIRE_THROWS(Sampler({.repeat_penalty = 0.0f}));
+  REQUIRE_THROWS(Sampler({.repeat_last_n = -2}));
+  // The command line as one string (CLI11 splits it as a shell would); "" when it parses.
+  CommonOptions o;
+  auto parse = [&o](const std::string& line) -> std::string {
+    CLI::App app;
+    o = CommonOptions{};
+    add_common_options(app, o);
+    try {
+      app.parse(line, /*program_name_included=*/false);
+    } catch (const CLI::ParseError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(parse("--repeat-penalty 0") == "--repeat-penalty: must be more than 0, not '0'");
+  CHECK(parse("--repeat-penalty nan") == "--repeat-penalty: must be a finite number, not 'nan'");
+  CHECK(parse("--repeat-last-n -2") == "--repeat-last-n: must be at least -1, not '-2'");
+  CHECK(parse("--repeat-penalty 1.1 --repeat-last-n -1").empty());
+  REQUIRE(parse("--repeat-penalty 1.3 --repeat-last-n 32").empty());
+  CHECK(o.sampling.repeat_penalty == 1.3f);
+  CHECK(o.sampling.repeat_last_n == 32);
+  CHECK(CommonOptions{}.sampling.repeat_penalty == 1.0f);  // off unless asked for
+  CHECK(CommonOptions{}.sampling.repeat_last_n == 64);     // llama.cpp's default window
 }

@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "forward_cost.hpp"  // chapter 01
+#include "01_naive_loop/forward_cost.hpp"
 #include "model/config.hpp"
 
 namespace infer::kv {

@@ -13,17 +13,6 @@ double time_runs(int runs, const std::function<void()>& fn) {
   return clock.seconds();
 }
 
-std::string ms(double seconds) { return fmt::format("{:.2f}", seconds * 1e3); }
-std::string ratio(double r) { return fmt::format("{:.1f}×", r); }
-
-void emit(const Table& table, const Context& cx) {
-  table.print();
-  table.append_csv(cx.o.csv_path);
-}
-
-int64_t cache_bytes_per_token(const LlamaConfig& c, int stored_heads) { return 2LL * c.n_layers * stored_heads * c.head_dim * 4; }
-int64_t cache_bytes_per_token(const LlamaConfig& c) { return cache_bytes_per_token(c, c.n_heads); }
-
 std::vector<int32_t> filler_tokens(const Tokenizer& tokenizer, int64_t n) {
   return repeated_tokens(
       tokenizer,

@@ -10,20 +10,17 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli.hpp"
+#include "app/table_context.hpp"
 #include "measure/table.hpp"
 #include "model/config.hpp"
-#include "naive_generate.hpp"  // chapter 01: Generation
+#include "01_naive_loop/naive_generate.hpp"  // Generation
 #include "tokenizer/tokenizer.hpp"
 
 namespace infer::kv {
 
-struct Context {
-  LoadedModel& m;
-  const CommonOptions& o;
+struct Context : TableContext {
   int repeats;
-  nlohmann::json& figures;
-  std::string machine;      // "2 threads, read bandwidth 9.8 GB/s": printed beside every timing
-  double bandwidth = 0;     // bytes/s, measured by the run
+  double bandwidth = 0;  // bytes/s, measured by the run
 };
 
 // One generation loop's run of the demo, with the allocator's view of it.
@@ -35,17 +32,6 @@ struct LoopRun {
 
 // Median seconds of `runs` runs after one warm-up run; a single run is timed as it is.
 double time_runs(int runs, const std::function<void()>& fn);
-
-std::string ms(double seconds);  // "12.34" (milliseconds)
-std::string ratio(double r);     // "4.3×"
-
-// Prints the table and appends it to --csv.
-void emit(const Table& table, const Context& cx);
-
-// Bytes one token occupies in chapter 02's cache: a key and a value vector per layer for every
-// QUERY head (the plain multi-head layout), 4-byte floats; or for `stored_heads` heads.
-int64_t cache_bytes_per_token(const LlamaConfig& c);
-int64_t cache_bytes_per_token(const LlamaConfig& c, int stored_heads);
 
 // n real tokens (a text repeated) for the sweeps, whose content does not matter.
 std::vector<int32_t> filler_tokens(const Tokenizer& tokenizer, int64_t n);

@@ -10,7 +10,7 @@
 #include "kv_cache.hpp"
 #include "measure/progress.hpp"
 #include "measure/timing.hpp"
-#include "naive_generate.hpp"
+#include "01_naive_loop/naive_generate.hpp"
 #include "study_caches.hpp"
 #include "tensor/memory.hpp"
 #include "tensor/ops.hpp"
@@ -178,9 +178,9 @@ void peak_memory_table(const Context& cx, const std::vector<int32_t>& prompt, co
     t.add_row(row);
   }
   auto ratio_row = [&](const std::string& name, std::size_t a, std::size_t b) {
-    std::vector<std::string> row{name, "", ratio(static_cast<double>(whole[a]) / static_cast<double>(whole[b]))};
+    std::vector<std::string> row{name, "", cell::times(static_cast<double>(whole[a]) / static_cast<double>(whole[b]), 1)};
     for (std::size_t k = 0; k < prompts.size(); ++k)
-      row.push_back(ratio(static_cast<double>(long_peaks[a][k]) / static_cast<double>(long_peaks[b][k])));
+      row.push_back(cell::times(static_cast<double>(long_peaks[a][k]) / static_cast<double>(long_peaks[b][k]), 1));
     t.add_row(row);
   };
   ratio_row("course naive ÷ course cached", 0, 2);
@@ -189,13 +189,13 @@ void peak_memory_table(const Context& cx, const std::vector<int32_t>& prompt, co
   t.add_note(fmt::format("at {} + {}: logits for every position n × V × 4 B = {} × {} × 4 = {}; one layer's score matrices H × n² × 4 B = {};",
                          prompts.back(), kLong, n, V, bytes(n * V * 4), bytes(int64_t{c.n_heads} * n * n * 4)));
   t.add_note(fmt::format("the prompt's logits {}; cache per token: {} for the course's (3 kv heads, fp32), {} for chapter 02's (9 heads).",
-                         bytes(prompts.back() * V * 4), bytes(cache_bytes_per_token(c, c.n_kv_heads)),
-                         bytes(cache_bytes_per_token(c))));
+                         bytes(prompts.back() * V * 4), bytes(c.kv_bytes_per_token(4)),
+                         bytes(c.kv_bytes_per_token(4, c.n_heads))));
   t.add_note(fmt::format("the course's loops, run on the demo's tokens: greedy choices equal chapter 02's tokens: {} (naive), {} (cached);",
                          course.naive_same ? "yes" : "no", course.cached_same ? "yes" : "no"));
   t.add_note(fmt::format("largest step: the loops free everything between steps and a cache only grows, so one pass sets the peak; measured "
                          "that way on the demo's shape it gives the whole runs' peaks: {}.", steps_match ? "yes, all four" : "NO"));
-  emit(t, cx);
+  cx.emit(t);
 
   nlohmann::json& f = cx.figures["peak_memory"];
   f["demo"] = {{"P", P}, {"G", G}, {"course_naive", whole[0]}, {"ch01", whole[1]}, {"course_cached", whole[2]}, {"ch02", whole[3]},
@@ -208,7 +208,7 @@ void peak_memory_table(const Context& cx, const std::vector<int32_t>& prompt, co
 void cache_bytes_table(const Context& cx) {
   const LlamaConfig& c = cx.m.model.config();
   const Device dev = cx.m.model.device();
-  const int64_t per_token = cache_bytes_per_token(c);
+  const int64_t per_token = c.kv_bytes_per_token(4, c.n_heads);
   Table t(fmt::format("9. KV cache size: caches built one after the other, summed; formula 2 × {} layers × {} heads × {} × 4 B = {} per token",
                       c.n_layers, c.n_heads, c.head_dim, format_count(static_cast<double>(per_token))),
           {"users × tokens", "KvCache::bytes() (bytes)", "allocator (bytes)", "formula (bytes)", "equal"});
@@ -236,7 +236,7 @@ void cache_bytes_table(const Context& cx) {
   t.add_note(fmt::format("{:.2f} GB for 8192 cached tokens, whatever way they are split between users; this model stores its {} key/value",
                          static_cast<double>(8192 * per_token) / 1e9, c.n_kv_heads));
   t.add_note(fmt::format("heads once per query head ({}×), the plain multi-head layout: chapter 03 stores each once.", c.n_heads / c.n_kv_heads));
-  emit(t, cx);
+  cx.emit(t);
   if (!all_equal) throw std::runtime_error("cache bytes differ from the formula");
 }
 
@@ -297,15 +297,15 @@ void growth_table(const Context& cx, int64_t tokens) {
       run([&] { return std::make_unique<ConcatKvCache>(c, ConcatKvCache::Layout::query_heads, dev); }, bar);
   bar.done();
 
-  const int64_t per_token = cache_bytes_per_token(c);
+  const int64_t per_token = c.kv_bytes_per_token(4, c.n_heads);
   Table t(fmt::format("10. Growing the cache by concatenation vs preallocating it: n decode steps of the cache's own work, {} layers, "
-                      "chapter 02's layout ({})", c.n_layers, cx.machine),
+                      "chapter 02's layout ({})", c.n_layers, cx.machine_line),
           {"n (steps)", "preallocated (ms)", "concatenated (ms)", "of which alloc + copy (ms)", "alloc + copy per step at n (ms)",
            "copied (bytes)", "n(n−1)/2 × bytes per token", "allocations: prealloc / concat", "peak: prealloc / concat"});
   for (std::size_t i = 0; i < marks.size(); ++i) {
     const int64_t n = marks[i];
     const Mark &a = pre[i], &b = cat[i];
-    t.add_row({std::to_string(n), ms(a.seconds), ms(b.seconds), ms(b.copy_seconds), fmt::format("{:.3f}", b.last_copy * 1e3),
+    t.add_row({std::to_string(n), cell::ms(a.seconds), cell::ms(b.seconds), cell::ms(b.copy_seconds), fmt::format("{:.3f}", b.last_copy * 1e3),
                format_bytes(static_cast<double>(b.copied)), format_bytes(static_cast<double>(n * (n - 1) / 2 * per_token)),
                fmt::format("{} / {}", a.allocations, b.allocations),
                fmt::format("{} / {}", format_bytes(static_cast<double>(a.peak)), format_bytes(static_cast<double>(b.peak)))});
@@ -321,13 +321,13 @@ void growth_table(const Context& cx, int64_t tokens) {
                          format_bytes(static_cast<double>(per_token)), tokens));
   t.add_note(fmt::format("without alloc + copy, the rest of the work (stores and attention, the same arithmetic) took {} ms preallocated and {} ms "
                          "concatenated over the {} steps: compare the copying, not the totals.",
-                         ms(pre.back().seconds), ms(cat.back().seconds - cat.back().copy_seconds), marks.back()));
+                         cell::ms(pre.back().seconds), cell::ms(cat.back().seconds - cat.back().copy_seconds), marks.back()));
   if (cx.figures.contains("decode") && !cx.figures["decode"].empty()) {
     const double step = cx.figures["decode"].back()["seconds"].get<double>();
     const int64_t C = cx.figures["decode"].back()["C"].get<int64_t>();
-    t.add_note(fmt::format("For scale: a whole decode step of the model at C = {} took {} ms (table 6).", C, ms(step)));
+    t.add_note(fmt::format("For scale: a whole decode step of the model at C = {} took {} ms (table 6).", C, cell::ms(step)));
   }
-  emit(t, cx);
+  cx.emit(t);
 }
 
 }  // namespace infer::kv

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "cached_generate.hpp"
-#include "forward_cost.hpp"
+#include "01_naive_loop/forward_cost.hpp"
 #include "generation_cost.hpp"
 #include "kv_cache.hpp"
 #include "measure/progress.hpp"
@@ -27,7 +27,7 @@ void prefill_decode_tables(const Context& cx, const std::string& plot_path) {
 
   ProgressBar bar("prefill and decode sweeps", 2 * static_cast<int64_t>(lengths.size()));
   // Prefill, shortest first: the last one leaves `longest` valid positions in the cache.
-  Table d(fmt::format("5. Prefill: the prompt in one pass ({})", cx.machine),
+  Table d(fmt::format("5. Prefill: the prompt in one pass ({})", cx.machine_line),
           {"P (prompt tokens)", "runs", "prefill = time to first token (ms)", "per token (ms)", "GFLOP/s"});
   std::vector<double> xs_p, ys_p;
   for (int64_t P : lengths) {
@@ -35,7 +35,7 @@ void prefill_decode_tables(const Context& cx, const std::string& plot_path) {
     const std::span<const int32_t> prompt(tokens.data(), static_cast<std::size_t>(P));
     const double s = time_runs(runs, [&] { (void)cx.m.model.forward(prompt, 0, cache).to(Device::cpu()); });
     const double flops = 2.0 * static_cast<double>(forward_cost(c, P, 0, 1).total());
-    d.add_row({std::to_string(P), std::to_string(runs), ms(s), fmt::format("{:.3f}", s * 1e3 / static_cast<double>(P)),
+    d.add_row({std::to_string(P), std::to_string(runs), cell::ms(s), fmt::format("{:.3f}", s * 1e3 / static_cast<double>(P)),
                fmt::format("{:.1f}", flops / s / 1e9)});
     cx.figures["prefill"].push_back({{"P", P}, {"seconds", s}, {"per_token_s", s / static_cast<double>(P)}, {"gflops", flops / s / 1e9}});
     xs_p.push_back(static_cast<double>(P));
@@ -47,15 +47,15 @@ void prefill_decode_tables(const Context& cx, const std::string& plot_path) {
 
   // Decode: one token at position C against the C tokens already in the cache. The token fed is
   // the one the prefill had at position C, so the slot it overwrites gets the same key and value.
-  Table e(fmt::format("6. Decode: one token against a cache of C tokens ({})", cx.machine),
+  Table e(fmt::format("6. Decode: one token against a cache of C tokens ({})", cx.machine_line),
           {"C (cached tokens)", "runs", "step (ms)", "tokens/s", "cache read (bytes)", "weights + cache read (GB/s)", "of bandwidth"});
   std::vector<double> xs_d, ys_d;
   for (int64_t C : lengths) {
     const std::span<const int32_t> token(tokens.data() + C, 1);
     const double s = time_runs(cx.repeats, [&] { (void)cx.m.model.forward(token, C, cache).to(Device::cpu()); });
-    const double cache_read = static_cast<double>((C + 1) * cache_bytes_per_token(c));
+    const double cache_read = static_cast<double>((C + 1) * c.kv_bytes_per_token(4, c.n_heads));
     const double rate = (weight_bytes + cache_read) / s;
-    e.add_row({std::to_string(C), std::to_string(cx.repeats), ms(s), fmt::format("{:.2f}", 1.0 / s), format_bytes(cache_read),
+    e.add_row({std::to_string(C), std::to_string(cx.repeats), cell::ms(s), fmt::format("{:.2f}", 1.0 / s), format_bytes(cache_read),
                fmt::format("{:.2f}", rate / 1e9), fmt::format("{:.0f}%", 100.0 * rate / cx.bandwidth)});
     cx.figures["decode"].push_back({{"C", C}, {"seconds", s}, {"cache_read_bytes", cache_read}, {"bytes_per_s", rate}});
     xs_d.push_back(static_cast<double>(C));
@@ -64,13 +64,13 @@ void prefill_decode_tables(const Context& cx, const std::string& plot_path) {
   }
   bar.done();
   e.add_note(fmt::format("every step reads all {} of weights once; the cache adds {} per cached token, which is why the",
-                         format_bytes(weight_bytes), format_bytes(static_cast<double>(cache_bytes_per_token(c)))));
+                         format_bytes(weight_bytes), format_bytes(static_cast<double>(c.kv_bytes_per_token(4, c.n_heads)))));
   e.add_note("step time is nearly flat in C while the weights dominate, and creeps up as the cache grows (chapter 03 shrinks it).");
-  emit(d, cx);
-  emit(e, cx);
+  cx.emit(d);
+  cx.emit(e);
 
   if (plot_path.empty()) return;
-  LinePlot plot(fmt::format("Prefill vs decode, {} ({})", std::filesystem::path(cx.o.model_path).stem().string(), cx.machine),
+  LinePlot plot(fmt::format("Prefill vs decode, {} ({})", std::filesystem::path(cx.o.model_path).stem().string(), cx.machine_line),
                 "prompt length P (prefill) or cache length C (decode), tokens", "milliseconds per token");
   plot.set_log_x(true);
   plot.add_series("prefill: time per prompt token", xs_p, ys_p);
@@ -88,7 +88,7 @@ void workload_table(const Context& cx, int64_t total) {
   for (const auto& [name, pg] : splits) steps += pg.second;
   ProgressBar bar(fmt::format("requests of {} tokens, three splits", total), steps);
 
-  Table t(fmt::format("7. The same {} tokens split between prompt and answer: one request each, with the cache ({})", total, cx.machine),
+  Table t(fmt::format("7. The same {} tokens split between prompt and answer: one request each, with the cache ({})", total, cx.machine_line),
           {"request", "prompt P", "answer G", "time to first token (ms)", "decode (ms)", "per decode step (ms)", "total (ms)",
            "share of time decoding", "work (GMAC)", "GFLOP/s"});
   for (const auto& [name, pg] : splits) {
@@ -104,8 +104,8 @@ void workload_table(const Context& cx, int64_t total) {
     for (std::size_t i = 1; i < gen.steps.size(); ++i) decode += gen.steps[i].seconds;
     const double whole = ttft + decode;
     const auto macs = static_cast<double>(generation_macs(c, P, G).cached);
-    t.add_row({name, std::to_string(P), std::to_string(G), ms(ttft), ms(decode), G > 1 ? ms(decode / static_cast<double>(G - 1)) : "",
-               ms(whole), fmt::format("{:.0f}%", 100 * decode / whole), fmt::format("{:.1f}", macs / 1e9),
+    t.add_row({name, std::to_string(P), std::to_string(G), cell::ms(ttft), cell::ms(decode), G > 1 ? cell::ms(decode / static_cast<double>(G - 1)) : "",
+               cell::ms(whole), fmt::format("{:.0f}%", 100 * decode / whole), fmt::format("{:.1f}", macs / 1e9),
                fmt::format("{:.1f}", 2 * macs / whole / 1e9)});
     cx.figures["workloads"].push_back({{"request", name}, {"P", P}, {"G", G}, {"ttft_s", ttft}, {"decode_s", decode},
                                        {"total_s", whole}, {"macs", macs}});
@@ -114,7 +114,7 @@ void workload_table(const Context& cx, int64_t total) {
   t.add_note("one run each, greedy, no stop at an end token; decode = steps 2…G (step 1, the prefill, yields the first token).");
   t.add_note("work: forward_cost() summed over the steps. Nearly the same arithmetic in all three: a long prompt is one efficient");
   t.add_note("pass of matrix products, a long answer G passes that each read every weight for one token, so the answer costs the time.");
-  emit(t, cx);
+  cx.emit(t);
 }
 
 }  // namespace infer::kv

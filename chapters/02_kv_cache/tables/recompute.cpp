@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "cached_generate.hpp"
-#include "forward_cost.hpp"
+#include "01_naive_loop/forward_cost.hpp"
 #include "generation_cost.hpp"
 #include "kv_cache.hpp"
 #include "measure/progress.hpp"
@@ -42,21 +42,21 @@ void demo_table(const Context& cx, std::size_t prompt_tokens, const LoopRun& cac
   bool same = a.steps.size() == b.steps.size();
   for (std::size_t i = 0; same && i < a.steps.size(); ++i) same = a.steps[i].token == b.steps[i].token;
 
-  Table f(fmt::format("1. The demo run: {} prompt tokens, {} generated ({})", prompt_tokens, b.steps.size(), cx.machine),
+  Table f(fmt::format("1. The demo run: {} prompt tokens, {} generated ({})", prompt_tokens, b.steps.size(), cx.machine_line),
           {"quantity", "ch01 naive loop", "ch02 KV cache", "ch02 speedup"});
   const double ttft_a = first_token_seconds(a), ttft_b = first_token_seconds(b);
   const double tps_a = decode_tokens_per_second(a), tps_b = decode_tokens_per_second(b);
-  f.add_row({"time to first token (ms)", ms(ttft_a), ms(ttft_b), ratio(ttft_a / ttft_b)});
-  f.add_row({"decode (tokens/s, median step)", fmt::format("{:.2f}", tps_a), fmt::format("{:.2f}", tps_b), ratio(tps_b / tps_a)});
+  f.add_row({"time to first token (ms)", cell::ms(ttft_a), cell::ms(ttft_b), cell::times(ttft_a / ttft_b, 1)});
+  f.add_row({"decode (tokens/s, median step)", fmt::format("{:.2f}", tps_a), fmt::format("{:.2f}", tps_b), cell::times(tps_b / tps_a, 1)});
   double total_a = 0, total_b = 0;
   for (const auto& s : a.steps) total_a += s.seconds;
   for (const auto& s : b.steps) total_b += s.seconds;
-  f.add_row({"whole generation (ms)", ms(total_a), ms(total_b), ratio(total_a / total_b)});
+  f.add_row({"whole generation (ms)", cell::ms(total_a), cell::ms(total_b), cell::times(total_a / total_b, 1)});
   f.add_note(fmt::format("same tokens in both runs: {}; counted MACs equal forward_cost() at every step: {}",
                          same ? "yes" : "NO", costs_match(a) && costs_match(b) ? "yes" : "NO"));
   f.add_note("time to first token = step 1, the whole prompt in one pass in both loops (the same work: any difference is noise);");
   f.add_note("decode = steps 2…n: chapter 01 re-runs the whole sequence, chapter 02 feeds one token. One run each.");
-  emit(f, cx);
+  cx.emit(f);
 
   cx.figures["demo"] = {{"prompt_tokens", prompt_tokens}, {"generated", b.steps.size()}, {"same_tokens_as_ch01", same},
                         {"ch01", {{"ttft_s", ttft_a}, {"decode_tokens_per_s", tps_a}, {"total_s", total_a}}},
@@ -67,7 +67,7 @@ void demo_table(const Context& cx, std::size_t prompt_tokens, const LoopRun& cac
 void attention_table(const Context& cx, const std::string& plot_path) {
   constexpr int64_t D = 64;
   const std::vector<int64_t> ns{256, 512, 1024, 2048, 4096};
-  Table t(fmt::format("2. One attention head (d = {}), one generation step computed both ways ({})", D, cx.machine),
+  Table t(fmt::format("2. One attention head (d = {}), one generation step computed both ways ({})", D, cx.machine_line),
           {"n (tokens)", "runs", "recompute n×n (ms)", "with cache 1×n (ms)", "speedup", "scores n×n (bytes)",
            "scores 1×n (bytes)", "same last row"});
   std::mt19937 rng(7);
@@ -89,7 +89,7 @@ void attention_table(const Context& cx, const std::string& plot_path) {
     const double t_one = time_runs(cx.repeats, [&] { ops::attention(q_last, k, v, 1, 1, n - 1, out_one); });
     const bool same = out_all.row(n - 1).to_vector() == out_one.to_vector();
     const double n_sq_bytes = static_cast<double>(n * n * 4), n_bytes = static_cast<double>(n * 4);
-    t.add_row({std::to_string(n), std::to_string(runs), ms(t_all), fmt::format("{:.4f}", t_one * 1e3), ratio(t_all / t_one),
+    t.add_row({std::to_string(n), std::to_string(runs), cell::ms(t_all), fmt::format("{:.4f}", t_one * 1e3), cell::times(t_all / t_one, 1),
                format_bytes(n_sq_bytes), format_bytes(n_bytes), same ? "yes" : "NO"});
     cx.figures["attention"].push_back({{"n", n}, {"recompute_s", t_all}, {"cached_s", t_one},
                                        {"recompute_score_bytes", n_sq_bytes}, {"cached_score_bytes", n_bytes}, {"same_last_row", same}});
@@ -99,7 +99,7 @@ void attention_table(const Context& cx, const std::string& plot_path) {
   t.add_note("scores: the size of the score matrix the step computes, 4-byte floats (ops::attention computes the causal half,");
   t.add_note("one row at a time). The recompute spreads its n rows over the threads; the cached step is one row on one thread.");
   t.add_note("same last row: the cached step's output equals the last row of the full recompute, bit for bit.");
-  emit(t, cx);
+  cx.emit(t);
 
   if (plot_path.empty()) return;
   // The score matrix of one head against n, on log-log axes: n² has slope 2, n slope 1.
@@ -148,7 +148,7 @@ void macs_table(const Context& cx) {
     }
     t.add_row({std::to_string(T), format_count(static_cast<double>(g.recompute) / 1e9),
                fmt::format("{:.1f}", static_cast<double>(g.cached) / 1e9),
-               ratio(static_cast<double>(g.recompute) / static_cast<double>(g.cached)), check});
+               cell::times(static_cast<double>(g.recompute) / static_cast<double>(g.cached), 1), check});
     cx.figures["macs"].push_back({{"T", T}, {"recompute", g.recompute}, {"cached", g.cached}, {"checked", T == kChecked}});
   }
   const GenerationMacs a = generation_macs(c, 1, 1024), b = generation_macs(c, 1, 2048);
@@ -158,7 +158,7 @@ void macs_table(const Context& cx) {
   t.add_note("counters (reset_op_counters/op_counters) summed over its steps equal the sums exactly.");
   t.add_note(fmt::format("from T = 1024 to 2048: recompute grows as T^{:.2f}, cache as T^{:.2f}; in the limit the attention terms "
                          "make them T³ and T².", g_r, g_k));
-  emit(t, cx);
+  cx.emit(t);
   if (!all_equal) throw std::runtime_error("counted MACs differ from the closed-form count");
 }
 
@@ -175,9 +175,9 @@ void prompt_generated_table(const Context& cx, std::size_t prompt_tokens, const 
     const GenerationMacs g = generation_macs(c, P, G);
     t.add_row({std::to_string(P), std::to_string(G), count(static_cast<double>(r)), count(std::round(recompute_scores_leading(P, G))),
                count(static_cast<double>(k)), count(std::round(cached_scores_leading(P, G))),
-               ratio(static_cast<double>(r) / static_cast<double>(k)), format_count(std::round(static_cast<double>(g.recompute) / 1e9)),
+               cell::times(static_cast<double>(r) / static_cast<double>(k), 1), format_count(std::round(static_cast<double>(g.recompute) / 1e9)),
                fmt::format("{:.1f}", static_cast<double>(g.cached) / 1e9),
-               ratio(static_cast<double>(g.recompute) / static_cast<double>(g.cached))});
+               cell::times(static_cast<double>(g.recompute) / static_cast<double>(g.cached), 1)});
     cx.figures["prompt_generated_cost"].push_back({{"P", P}, {"G", G}, {"recompute_scores", r}, {"cached_scores", k},
                                                    {"recompute_macs", g.recompute}, {"cached_macs", g.cached}});
   }
@@ -190,7 +190,7 @@ void prompt_generated_table(const Context& cx, std::size_t prompt_tokens, const 
   t.add_note(fmt::format("GMAC: forward_cost() summed over the steps (every layer, the MLP and the vocabulary too). The demo (P = {}, G = {}): "
                          "counters {} / {} against the formula {} / {}: {}.",
                          P, G, counted(naive.gen), counted(cached.gen), demo.recompute, demo.cached, ok ? "equal" : "MISMATCH"));
-  emit(t, cx);
+  cx.emit(t);
   if (!ok) throw std::runtime_error("the demo's counted MACs differ from generation_macs()");
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "measure/timing.hpp"
+#include "repeat_heads.hpp"
 #include "tensor/ops.hpp"
 
 namespace infer::kv {

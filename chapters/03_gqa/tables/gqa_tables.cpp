@@ -9,7 +9,7 @@
 #include "cache_shapes.hpp"
 #include "evaluation.hpp"
 #include "grouped_kv_cache.hpp"
-#include "kv_cache.hpp"
+#include "02_kv_cache/kv_cache.hpp"
 #include "measure/table.hpp"
 #include "multi_query.hpp"
 #include "sliding_window_cache.hpp"
@@ -20,7 +20,6 @@ namespace {
 constexpr double kKiB = 1024.0;
 
 std::string kib(double bytes) { return fmt::format("{:.1f}", bytes / kKiB); }
-std::string percent(double fraction) { return fmt::format("{:.1f}%", 100.0 * fraction); }
 // Three significant digits without an exponent: 3840, 67.5, 0.0439.
 std::string three_digits(double x) { return x >= 100 ? fmt::format("{:.0f}", x) : x >= 1 ? fmt::format("{:.3g}", x) : fmt::format("{:.3f}", x); }
 
@@ -68,7 +67,7 @@ void print_cache_table(const LlamaConfig& c, const CommonOptions& o, nlohmann::j
   for (const Row& r : rows) {
     const auto per_token = static_cast<double>(r.measured) / capacity;
     const double fp16 = per_token / 2;
-    if (r.measured / capacity != kv_bytes_per_token(c.n_layers, r.heads, c.head_dim, 4))
+    if (r.measured / capacity != c.kv_bytes_per_token(4, r.heads))
       throw std::logic_error("measured cache bytes differ from the formula");
     table.add_row({r.name, std::to_string(r.heads), fmt::format("{:.0f}", per_token), fmt::format("{:.0f}", fp16),
                    kib(fp16), format_bytes(fp16 * c.context_length),
@@ -81,8 +80,7 @@ void print_cache_table(const LlamaConfig& c, const CommonOptions& o, nlohmann::j
                              capacity, capacity));
   table.add_note(fmt::format("The grouped cache is exactly {}/{} = {}× smaller and produces the same tokens (above, "
                              "and tests/stage/test_stage_03.cpp).", c.n_heads, c.n_kv_heads, c.n_heads / c.n_kv_heads));
-  table.print();
-  table.append_csv(o.csv_path);
+  table.emit(o.csv_path);
   std::fflush(stdout);  // before the evaluation's notes and progress bar on stderr
 }
 
@@ -116,8 +114,8 @@ void run_multi_query(LoadedModel& m, const CommonOptions& o, int64_t eval_tokens
     const Agreement a = greedy_agreement(base, *r.eval);
     table.add_row({r.name, std::to_string(c.n_kv_heads), fmt::format("{:.0f}", per_token), kib(per_token / 2),
                    fmt::format("{:.2f}", r.eval->perplexity()), fmt::format("{:.4f}", r.eval->mean_nll()),
-                   percent(r.eval->greedy_accuracy(tokens)),
-                   fmt::format("{} ({} of {})", percent(a.rate()), a.agreeing, a.positions),
+                   cell::percent(r.eval->greedy_accuracy(tokens)),
+                   fmt::format("{} ({} of {})", cell::percent(a.rate()), a.agreeing, a.positions),
                    format_seconds(r.eval->seconds)});
     figures["multi_query"].push_back({{"model", r.name}, {"kv_heads", c.n_kv_heads},
                                       {"fp32_bytes_per_token", per_token}, {"perplexity", r.eval->perplexity()},
@@ -131,8 +129,7 @@ void run_multi_query(LoadedModel& m, const CommonOptions& o, int64_t eval_tokens
   table.add_note(fmt::format("The pooled cache is {}× smaller again; the price is the perplexity and agreement above. "
                              "The GQA paper recovers most of it by uptraining (~5% of pre-training compute).",
                              m.model.config().n_kv_heads));
-  table.print();
-  table.append_csv(o.csv_path);
+  table.emit(o.csv_path);
   figures["multi_query_agreement"] = {{"positions", agree.positions}, {"agreeing", agree.agreeing}};
 }
 
@@ -166,7 +163,7 @@ void print_shape_tables(const LlamaConfig& own, const CommonOptions& o, int64_t 
     const LlamaConfig& c = s.config;
     const double params = static_cast<double>(c.parameter_count());
     const double weights = params * 2;
-    const auto per_token = static_cast<double>(kv_bytes_per_token(c.n_layers, c.n_kv_heads, c.head_dim, 2));
+    const auto per_token = static_cast<double>(c.kv_bytes_per_token(2));
     const double crossover = weights / per_token;
     cache_table.add_row({s.name, std::to_string(c.n_layers), fmt::format("{} × {}", c.n_kv_heads, c.head_dim),
                          fmt::format("{:.2f} B", params / 1e9), format_bytes(weights), fmt::format("{:.1f}", per_token / kKiB),
@@ -195,10 +192,8 @@ void print_shape_tables(const LlamaConfig& own, const CommonOptions& o, int64_t 
                        "(summed over all users) the cache is larger than the model itself.");
   users_table.add_note("users = floor((memory − fp16 weights) / cache of one user); activations and fragmentation "
                        "ignored, so these are upper bounds. 640 GB = a node of 8 × 80 GB.");
-  cache_table.print();
-  cache_table.append_csv(o.csv_path);
-  users_table.print();
-  users_table.append_csv(o.csv_path);
+  cache_table.emit(o.csv_path);
+  users_table.emit(o.csv_path);
 }
 
 // --- 4. a sliding window imposed on this model, measured on the held-out text ---
@@ -258,7 +253,7 @@ std::vector<SlidingResult> sliding_window_table(LoadedModel& m, const CommonOpti
                              : std::to_string(cache.slots(0)),
                    format_bytes(static_cast<double>(cache.bytes())), fmt::format("{:.2f}", ev.perplexity()), std::to_string(cut),
                    fmt::format("{:.2f}", r.perplexity), fmt::format("{:.2f}", r.full_perplexity),
-                   fmt::format("{} ({} of {})", percent(r.agreement), agree, cut), format_seconds(ev.seconds)});
+                   fmt::format("{} ({} of {})", cell::percent(r.agreement), agree, cut), format_seconds(ev.seconds)});
     figures["sliding_window"].push_back({{"window", W}, {"global_every", every}, {"bytes", cache.bytes()},
                                          {"perplexity", ev.perplexity()}, {"cut_positions", cut}, {"cut_perplexity", r.perplexity},
                                          {"cut_full_perplexity", r.full_perplexity}, {"cut_agreement", r.agreement},
@@ -272,8 +267,7 @@ std::vector<SlidingResult> sliding_window_table(LoadedModel& m, const CommonOpti
                  "them both caches hold the same keys and compute the same numbers).");
   table.add_note(fmt::format("local/global: layers {}, {}, … ({} of {}) attend to every position, the others to the last W.", kGlobalEvery,
                              2 * kGlobalEvery, c.n_layers / kGlobalEvery, c.n_layers));
-  table.print();
-  table.append_csv(o.csv_path);
+  table.emit(o.csv_path);
   return results;
 }
 
@@ -310,8 +304,7 @@ void beyond_gqa_table(const LlamaConfig& own, const std::string& own_name, const
   table.add_note("KiB/token: while the sequence fits every window. The sequence columns are what the shape would hold; Llama-2-7B was "
                  "trained for 4k positions, Falcon-7B for 2k, this model for 8k: beyond that, a shape's cost, not a model's.");
   table.add_note("k, M, G: 10^3, 10^6, 10^9 bytes; KiB = 1024 B.");
-  table.print();
-  table.append_csv(o.csv_path);
+  table.emit(o.csv_path);
 }
 
 }  // namespace infer::gqa

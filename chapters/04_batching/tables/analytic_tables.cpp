@@ -49,7 +49,7 @@ void intensity_table(const Machine& here, const CommonOptions& o, json& figures)
   t.add_note(fmt::format("balance = peak FLOP/s ÷ bandwidth: {:.0f} TFLOP/s ÷ {:.2f} TB/s for the H100 (datasheet), {:.1f} GFLOP/s ÷ {:.1f} GB/s "
                          "measured here. Above it a computation is priced by its FLOPs, below it by its bytes.",
                          h100.peak_flops / 1e12, h100.bandwidth / 1e12, here.peak_flops / 1e9, here.bandwidth / 1e9));
-  emit(t, o);
+  t.emit(o.csv_path);
 }
 
 void worked_example(const CommonOptions& o, json& figures) {
@@ -85,7 +85,7 @@ void worked_example(const CommonOptions& o, json& figures) {
                          "batch that fits is {:.0f}: by B = 256 the caches alone need {:.0f} GB.",
                          max_batch, 256 * S * mha.kv_bytes_per_token / 1e9));
   t.add_note("The course: 0.008 s/token and 124 tokens/s at B = 1; out of memory at B = 256, which fits once K = 8.");
-  emit(t, o);
+  t.emit(o.csv_path);
 }
 
 void parallel_table(const CommonOptions& o, json& figures) {
@@ -127,7 +127,7 @@ void parallel_table(const CommonOptions& o, json& figures) {
              "the split ignores the all-reduces between the cards, which a real tensor-parallel step pays on every layer.");
   t.add_note("Replicas: the lecture's \"M copies: latency the same, throughput × M\". A split model reads the weights once for all M cards: "
              "lower latency for each user, and room for larger batches, so more tokens per card.");
-  emit(t, o);
+  t.emit(o.csv_path);
 }
 
 }  // namespace infer::batching

@@ -49,10 +49,10 @@ void sweep_table(const Context& cx, const std::vector<SweepPoint>& p) {
            "from B/2: throughput", "from B/2: latency", ""});
   for (std::size_t i = 0; i < p.size(); ++i) {
     const bool has_prev = i > 0;
-    t.add_row({std::to_string(p[i].batch), ms(p[i].seconds), times(p[i].seconds / p[0].seconds),
-               fmt::format("{:.1f}", p[i].throughput()), times(p[i].throughput() / p[0].throughput()),
+    t.add_row({std::to_string(p[i].batch), cell::ms(p[i].seconds, 1), cell::times(p[i].seconds / p[0].seconds),
+               fmt::format("{:.1f}", p[i].throughput()), cell::times(p[i].throughput() / p[0].throughput()),
                has_prev ? fmt::format("{:+.0f}%", 100 * (p[i].throughput() / p[i - 1].throughput() - 1)) : "",
-               has_prev ? times(p[i].seconds / p[i - 1].seconds) : "", i == knee ? "← knee" : ""});
+               has_prev ? cell::times(p[i].seconds / p[i - 1].seconds) : "", i == knee ? "← knee" : ""});
     cx.figures["sweep"].push_back({{"batch", p[i].batch}, {"seconds", p[i].seconds}, {"throughput", p[i].throughput()}});
   }
   const SweepPoint& k = p[knee];
@@ -71,7 +71,7 @@ void sweep_table(const Context& cx, const std::vector<SweepPoint>& p) {
   t.add_note("The course measured ×6.0 throughput for ×2.67 latency at B = 16, and +9% throughput for nearly ×2 latency from "
              "16 to 32, on its model and machine.");
   cx.figures["knee"] = k.batch;
-  emit(t, cx);
+  cx.emit(t);
 }
 
 // ---- table 2: the analytic model beside the sweep ----
@@ -91,9 +91,9 @@ std::vector<StepModel> model_table(const Context& cx, const std::vector<SweepPoi
     rows.push_back(m);
     t.add_row({std::to_string(pt.batch), fmt::format("{:.1f}", mlp_intensity(pt.batch, 1, c.d_model, c.d_ff, 4)),
                fmt::format("{:.2f}", attention_intensity(S + 1, 1, 4)), format_bytes(m.bytes),
-               fmt::format("{:.2f}", m.flops / 1e9), ms(m.latency), m.memory_bound() ? "memory" : "compute",
-               fmt::format("{:.1f}", m.throughput), ms(pt.seconds), fmt::format("{:.1f}", pt.throughput()),
-               times(pt.seconds / m.latency)});
+               fmt::format("{:.2f}", m.flops / 1e9), cell::ms(m.latency, 1), m.memory_bound() ? "memory" : "compute",
+               fmt::format("{:.1f}", m.throughput), cell::ms(pt.seconds, 1), fmt::format("{:.1f}", pt.throughput()),
+               cell::times(pt.seconds / m.latency)});
     cx.figures["model"].push_back({{"batch", pt.batch}, {"mlp_intensity", mlp_intensity(pt.batch, 1, c.d_model, c.d_ff, 4)},
                                    {"attention_intensity", attention_intensity(S + 1, 1, 4)}, {"bytes", m.bytes},
                                    {"flops", m.flops}, {"latency", m.latency}, {"throughput", m.throughput},
@@ -111,7 +111,7 @@ std::vector<StepModel> model_table(const Context& cx, const std::vector<SweepPoi
                          "reaches the machine's balance, B ≈ {:.0f}.", crossover));
   t.add_note("measured / model > 1: time the model does not see — small-batch sgemm below peak, attention and the other "
              "per-token work, threads' start-up.");
-  emit(t, cx);
+  cx.emit(t);
   return rows;
 }
 

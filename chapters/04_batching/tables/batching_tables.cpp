@@ -9,15 +9,6 @@
 
 namespace infer::batching {
 
-std::string ms(double seconds) { return fmt::format("{:.1f}", seconds * 1e3); }
-std::string times(double r) { return fmt::format("{:.2f}×", r); }
-std::string secs(double seconds) { return fmt::format("{:.2f}", seconds); }
-
-void emit(const Table& table, const CommonOptions& o) {
-  table.print();
-  table.append_csv(o.csv_path);
-}
-
 double measure_peak_flops(int repeats) {
   constexpr int64_t n = 512, k = 2048, m = 2048;
   Tensor x({n, k}), w({m, k}), y({n, m});

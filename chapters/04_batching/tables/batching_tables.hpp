@@ -1,5 +1,5 @@
 // What chapter 04's tables share: the flags that shape the studies, the loaded model, the
-// machine they ran on (measured), and the small formatting helpers.
+// machine they ran on (measured).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 
 #include "analytic_model.hpp"
 #include "app/cli.hpp"
+#include "app/table_context.hpp"
 #include "measure/table.hpp"
 
 namespace infer::batching {
@@ -25,22 +26,10 @@ struct Settings {
   std::string plot_path;
 };
 
-struct Context {
-  LoadedModel& m;
-  const CommonOptions& o;
+struct Context : TableContext {
   const Settings& s;
-  json& figures;
   Machine machine;
-  std::string machine_line;  // printed beside every timing
 };
-
-std::string ms(double seconds);  // "12.3" (milliseconds)
-std::string times(double r);     // "1.25×"
-std::string secs(double seconds);
-
-// Prints the table and appends it to --csv.
-void emit(const Table& table, const CommonOptions& o);
-inline void emit(const Table& table, const Context& cx) { emit(table, cx.o); }
 
 // The FLOP/s of a large sgemm on the threads in use: the machine's compute peak for the model.
 double measure_peak_flops(int repeats);

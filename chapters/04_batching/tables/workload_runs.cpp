@@ -69,8 +69,8 @@ void workload_tables(const Context& cx, const std::vector<SweepPoint>& sweep) {
   const std::string shape = fmt::format(
       "{} requests, output lengths median {:g}, longest {}, total {} (seeded log-normal); arrivals: {}", requests.size(),
       median_len, sorted.back(), total,
-      cx.s.gap_steps > 0 ? fmt::format("Poisson, mean gap {} ms = {:g} steps of a full batch ({} ms)", ms(wo.mean_gap),
-                                       cx.s.gap_steps, ms(full_step))
+      cx.s.gap_steps > 0 ? fmt::format("Poisson, mean gap {} ms = {:g} steps of a full batch ({} ms)", cell::ms(wo.mean_gap, 1),
+                                       cx.s.gap_steps, cell::ms(full_step, 1))
                          : std::string("all at time 0"));
   cx.figures["workload"] = {{"requests", requests.size()}, {"lengths", lengths}, {"median", median_len},
                             {"longest", sorted.back()}, {"total", total}, {"mean_gap_seconds", wo.mean_gap},
@@ -91,8 +91,8 @@ void workload_tables(const Context& cx, const std::vector<SweepPoint>& sweep) {
            "mean TTFT (s)", "p50 TTFT (s)", "p99 TTFT (s)", "steps", "mean batch", "padding rows"});
   for (const Row& r : rows) {
     const ServeSummary& s = r.run.summary;
-    t.add_row({r.policy, r.source, secs(s.total_seconds), fmt::format("{:.1f}", s.throughput), secs(s.mean_latency),
-               secs(s.p50_latency), secs(s.p99_latency), secs(s.mean_ttft), secs(s.p50_ttft), secs(s.p99_ttft),
+    t.add_row({r.policy, r.source, cell::secs(s.total_seconds), fmt::format("{:.1f}", s.throughput), cell::secs(s.mean_latency),
+               cell::secs(s.p50_latency), cell::secs(s.p99_latency), cell::secs(s.mean_ttft), cell::secs(s.p50_ttft), cell::secs(s.p99_ttft),
                std::to_string(s.steps), fmt::format("{:.2f}", s.mean_batch()), std::to_string(s.padding_rows)});
     cx.figures["workload_runs"].push_back({{"policy", r.policy}, {"run", r.source}, {"summary", summary_json(s)}});
   }
@@ -106,10 +106,10 @@ void workload_tables(const Context& cx, const std::vector<SweepPoint>& sweep) {
     const Row* co = find("continuous", source);
     if (st == nullptr || co == nullptr) continue;
     const ServeSummary &a = st->run.summary, &b = co->run.summary;
-    t.add_row({"continuous ÷ static", source, times(b.total_seconds / a.total_seconds), times(b.throughput / a.throughput),
-               times(b.mean_latency / a.mean_latency), times(b.p50_latency / a.p50_latency), times(b.p99_latency / a.p99_latency),
-               times(b.mean_ttft / a.mean_ttft), times(b.p50_ttft / a.p50_ttft), times(b.p99_ttft / a.p99_ttft),
-               times(static_cast<double>(b.steps) / static_cast<double>(a.steps)), "", ""});
+    t.add_row({"continuous ÷ static", source, cell::times(b.total_seconds / a.total_seconds), cell::times(b.throughput / a.throughput),
+               cell::times(b.mean_latency / a.mean_latency), cell::times(b.p50_latency / a.p50_latency), cell::times(b.p99_latency / a.p99_latency),
+               cell::times(b.mean_ttft / a.mean_ttft), cell::times(b.p50_ttft / a.p50_ttft), cell::times(b.p99_ttft / a.p99_ttft),
+               cell::times(static_cast<double>(b.steps) / static_cast<double>(a.steps)), "", ""});
     cx.figures["workload_ratios"][source] = {{"throughput", b.throughput / a.throughput},
                                              {"mean_latency_improvement", a.mean_latency / b.mean_latency}};
   }
@@ -122,7 +122,7 @@ void workload_tables(const Context& cx, const std::vector<SweepPoint>& sweep) {
              "forward as the others' decode.");
   t.add_note("simulated: the same StaticBatcher and Scheduler code on a virtual clock, each step charged the sweep's time for its "
              "token count (prefill tokens priced like decode rows). The course: 1.6× throughput, over 10× mean latency.");
-  emit(t, cx);
+  cx.emit(t);
 
   // Both real runs are greedy by default: each request's tokens must not depend on the policy.
   const Row* st = find("static", "real");
@@ -148,12 +148,12 @@ void workload_tables(const Context& cx, const std::vector<SweepPoint>& sweep) {
            "continuous: latency (s)", "static ÷ continuous latency"});
   for (int i = batch_of_longest * cx.s.slots; i < std::min<int>(static_cast<int>(requests.size()), (batch_of_longest + 1) * cx.s.slots); ++i) {
     const Request &a = sv->run.requests[static_cast<std::size_t>(i)], &b = cv->run.requests[static_cast<std::size_t>(i)];
-    u.add_row({std::to_string(i), std::to_string(a.max_new_tokens), secs(a.arrival), secs(a.ttft()), secs(a.latency()),
-               secs(b.ttft()), secs(b.latency()), times(a.latency() / b.latency())});
+    u.add_row({std::to_string(i), std::to_string(a.max_new_tokens), cell::secs(a.arrival), cell::secs(a.ttft()), cell::secs(a.latency()),
+               cell::secs(b.ttft()), cell::secs(b.latency()), cell::times(a.latency() / b.latency())});
   }
   u.add_note("Under static batching every member is handed back with the longest; under continuous batching each leaves when it is "
              "done, and its slot serves the queue.");
-  emit(u, cx);
+  cx.emit(u);
 }
 
 }  // namespace infer::batching

@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "analytic.hpp"
-#include "cached_generate.hpp"   // chapter 02
-#include "grouped_kv_cache.hpp"  // chapter 03
+#include "02_kv_cache/cached_generate.hpp"
+#include "03_gqa/grouped_kv_cache.hpp"
 #include "measure/progress.hpp"
 #include "measure/timing.hpp"
 

@@ -16,7 +16,6 @@ namespace infer::spec {
 
 namespace {
 
-std::string times(double x) { return fmt::format("{:.2f}×", x); }
 std::string verdict(double speedup) { return speedup < 1.0 ? "SLOWER" : "faster"; }
 
 // "✓" when a greedy run gave the plain run's tokens, "—" when sampling (tokens may differ).
@@ -73,15 +72,14 @@ void SpeculationStudy::verify_cost_table() {
           {"γ", "positions in the pass", "pass time", "÷ decode step", "per position"});
   for (std::size_t g = 0; g < costs_.verify.size(); ++g) {
     const double v = costs_.verify[g];
-    t.add_row({std::to_string(g), std::to_string(g + 1), format_seconds(v * costs_.decode_seconds), times(v),
-               times(v / static_cast<double>(g + 1))});
+    t.add_row({std::to_string(g), std::to_string(g + 1), format_seconds(v * costs_.decode_seconds), cell::times(v),
+               cell::times(v / static_cast<double>(g + 1))});
     figures_["verify_cost"].push_back({{"gamma", g}, {"ratio_to_decode_step", v}});
   }
   t.add_note("γ = 0 is a plain decode step. The course assumes verification costs one pass (1.00×): a decode step "
              "is bound by reading the weights, and γ+1 rows reuse each weight while it is in the cache (the small-"
              "batch kernel in lib/tensor/ops_cpu.cpp), so extra positions cost only their arithmetic.");
-  t.print();
-  t.append_csv(o_.csv_path);
+  t.emit(o_.csv_path);
 }
 
 void SpeculationStudy::per_draft_table() {
@@ -114,7 +112,7 @@ void SpeculationStudy::per_draft_table() {
     for (int p = 0; p < s_.gamma; ++p) row.push_back(fmt::format("{:.2f}", r.stats.alpha_at(static_cast<std::size_t>(p))));
     for (const std::string& cell :
          {fmt::format("{:.2f}", r.stats.tokens_per_round()), fmt::format("{:.1f}", r.tokens_per_second()),
-          times(d.speedup), times(predicted), fmt::format("{:.2f}", d.speedup / predicted), same_tokens(r, plain, greedy),
+          cell::times(d.speedup), cell::times(predicted), fmt::format("{:.2f}", d.speedup / predicted), same_tokens(r, plain, greedy),
           verdict(d.speedup)})
       row.push_back(cell);
     t.add_row(row);
@@ -130,8 +128,7 @@ void SpeculationStudy::per_draft_table() {
   t.add_note("predicted: E(α, γ̄) / (γ̄·c + v(γ̄)) with this run's α, the draft's c and the measured verification "
              "cost v; γ̄ = guesses per round. Prompt lookup guesses only when it finds a match: its rounds without "
              "one count as plain decode steps (measure.hpp).");
-  t.print();
-  t.append_csv(o_.csv_path);
+  t.emit(o_.csv_path);
 }
 
 std::vector<MeasuredDraft*> SpeculationStudy::swept_drafts() {
@@ -181,7 +178,7 @@ void SpeculationStudy::gamma_sweep() {
       t.add_row({d->drafter->name(), std::to_string(g),
                  fmt::format("{:.2f}", static_cast<double>(r.stats.drafted) / static_cast<double>(std::max<int64_t>(1, r.stats.rounds))),
                  fmt::format("{:.3f}", r.stats.alpha()), fmt::format("{:.2f}", r.stats.tokens_per_round()),
-                 fmt::format("{:.1f}", r.tokens_per_second()), times(s), times(p), fmt::format("{:.2f}", s / p), verdict(s)});
+                 fmt::format("{:.1f}", r.tokens_per_second()), cell::times(s), cell::times(p), fmt::format("{:.2f}", s / p), verdict(s)});
       figures_["gamma_sweep"].push_back({{"draft", d->flag}, {"gamma", g}, {"alpha", r.stats.alpha()},
                                          {"tokens_per_pass", r.stats.tokens_per_round()},
                                          {"tokens_per_second", r.tokens_per_second()}, {"speedup", s},
@@ -194,8 +191,7 @@ void SpeculationStudy::gamma_sweep() {
                   {1.0, 1.0});
   t.add_note("A longer guess pays only while α is high: guess i is reached with probability α^(i-1), but every "
              "guess costs c whether it is reached or not.");
-  t.print();
-  t.append_csv(o_.csv_path);
+  t.emit(o_.csv_path);
   if (!s_.plot_path.empty()) {
     plot.write(s_.plot_path);
     fmt::print("plot: {}\n\n", s_.plot_path);
@@ -216,7 +212,7 @@ void SpeculationStudy::texts_table() {
       const Timed& r = runs[i + 1];
       const double s = runs[0].seconds / r.seconds;
       t.add_row({"", swept[i]->drafter->name(), std::to_string(configs[i + 1].gamma), fmt::format("{:.3f}", r.stats.alpha()),
-                 fmt::format("{:.2f}", r.stats.tokens_per_round()), fmt::format("{:.1f}", r.tokens_per_second()), times(s),
+                 fmt::format("{:.2f}", r.stats.tokens_per_round()), fmt::format("{:.1f}", r.tokens_per_second()), cell::times(s),
                  verdict(s)});
       figures_["texts"].push_back({{"text", text.name}, {"draft", swept[i]->flag}, {"gamma", configs[i + 1].gamma},
                                    {"alpha", r.stats.alpha()}, {"speedup", s}});
@@ -224,8 +220,7 @@ void SpeculationStudy::texts_table() {
   }
   t.add_note("The same drafts, other traffic: α — and with it the speed-up — is a property of the text as much as "
              "of the draft. Prompt lookup costs nothing when it has no match and wins where the answer quotes the prompt.");
-  t.print();
-  t.append_csv(o_.csv_path);
+  t.emit(o_.csv_path);
 }
 
 }  // namespace infer::spec

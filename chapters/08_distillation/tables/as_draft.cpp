@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "drafts.hpp"          // chapter 07: make_drafter
-#include "measure.hpp"         // chapter 07: costs, timing, the formula
+#include "07_speculative_decoding/tables/drafts.hpp"  // make_drafter
+#include "07_speculative_decoding/tables/measure.hpp"  // costs, timing, the formula
 #include "measure/table.hpp"
-#include "model_drafter.hpp"   // chapter 07
+#include "07_speculative_decoding/model_drafter.hpp"
 
 namespace infer::distill {
 
@@ -52,8 +52,7 @@ void print_draft_table(LoadedModel& m, const CommonOptions& o, std::vector<Stude
   t.add_note(fmt::format("Target: the fp32 teacher, decode step {}. c = a guess's time ÷ that step; α = the share of "
                          "checked guesses accepted; predicted = E(α, γ)/(γ·c + v) with the measured verification cost "
                          "v (chapter 07). The students are fp32, as trained.", format_seconds(costs.decode_seconds)));
-  t.print();
-  t.append_csv(o.csv_path);
+  t.emit(o.csv_path);
 }
 
 }  // namespace infer::distill

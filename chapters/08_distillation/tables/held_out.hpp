@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "evaluation.hpp"  // chapter 03
+#include "03_gqa/evaluation.hpp"
 
 namespace infer::distill {
 

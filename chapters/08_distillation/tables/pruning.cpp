@@ -7,13 +7,11 @@
 
 #include "layer_importance.hpp"
 #include "measure/table.hpp"
-#include "model_drafter.hpp"  // chapter 07: first_layers
+#include "07_speculative_decoding/model_drafter.hpp"  // first_layers
 #include "student.hpp"
 
 namespace infer::distill {
 namespace {
-
-std::string percent(double x) { return fmt::format("{:.1f}%", 100 * x); }
 
 std::string kept_list(const std::vector<int>& keep) {
   std::string s;
@@ -57,8 +55,7 @@ std::vector<double> print_layer_importance(LoadedModel& m, std::span<const int32
   }
   t.add_note("A block whose output points where its input did (score near 0) changes little of what later blocks "
              "read, so it goes first (ShortGPT); each depth keeps its highest-scoring layers in their order.");
-  t.print();
-  t.append_csv(o.csv_path);
+  t.emit(o.csv_path);
   return scores;
 }
 
@@ -71,8 +68,8 @@ std::vector<PrunedStudent> print_pruned_students(LoadedModel& m, const HeldOut& 
            "greedy agreement with the teacher", "layers kept"});
   auto add = [&](const std::string& name, const LlamaConfig& c, const Score& s, const std::string& kept) {
     t.add_row({name, std::to_string(c.n_layers), fmt::format("{:.1f} M", static_cast<double>(c.parameter_count()) / 1e6),
-               fmt::format("{:.2f}", s.perplexity), fmt::format("{:.3f}", s.mean_nll), percent(s.next_token),
-               percent(s.agreement.rate()), kept});
+               fmt::format("{:.2f}", s.perplexity), fmt::format("{:.3f}", s.mean_nll), cell::percent(s.next_token),
+               cell::percent(s.agreement.rate()), kept});
   };
   const Score teacher = teacher_score(h);
   add("teacher", m.model.config(), teacher, "all");
@@ -95,8 +92,7 @@ std::vector<PrunedStudent> print_pruned_students(LoadedModel& m, const HeldOut& 
   }
   t.add_note("No training yet: the students are the teacher's own layers with the rest removed. The naive cut (the "
              "first layers, then the final norm and the head) is chapter 07's layer-skip draft.");
-  t.print();
-  t.append_csv(o.csv_path);
+  t.emit(o.csv_path);
   return out;
 }
 

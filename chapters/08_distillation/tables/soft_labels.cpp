@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "app/run_record.hpp"    // top_logits
-#include "grouped_kv_cache.hpp"  // chapter 03
+#include "03_gqa/grouped_kv_cache.hpp"
 #include "measure/table.hpp"
 
 namespace infer::distill {
@@ -93,8 +93,7 @@ void print_soft_label_tables(LoadedModel& m, const CommonOptions& o, int k, nloh
   flat.add_note("A hard label keeps only the text's actual next token; the soft label keeps the teacher's near-misses, "
                 "and a higher T gives them more weight in the loss (its gradient is then scaled by T² to compensate).");
   for (const Table* t : {&top5, &flat}) {
-    t->print();
-    t->append_csv(o.csv_path);
+    t->emit(o.csv_path);
   }
 }
 

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "evaluation.hpp"     // chapter 03: read_eval_text, held_out_text
+#include "03_gqa/evaluation.hpp"  // read_eval_text, held_out_text
 #include "measure/table.hpp"  // format_seconds
 #include "measure/timing.hpp"
 #include "training_text.hpp"

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "adamw.hpp"
-#include "grouped_kv_cache.hpp"  // chapter 03
+#include "03_gqa/grouped_kv_cache.hpp"
 #include "measure/progress.hpp"
 #include "measure/svg_plot.hpp"
 #include "measure/table.hpp"
@@ -203,8 +203,7 @@ void print_training_table(std::span<const TrainedRun> runs, std::span<const Prun
                          "teacher's full distribution and with only its top {} renormalised, as the loss sees it; the "
                          "difference is what the offline file does not show. GFLOP/s counts {:.0f} MFLOP per training "
                          "token.", runs[0].gap.positions, labels.k, runs[0].flops_per_token / 1e6));
-  t.print();
-  t.append_csv(o.csv_path);
+  t.emit(o.csv_path);
 }
 
 void write_loss_plot(std::span<const TrainedRun> runs, const std::string& path) {

@@ -34,7 +34,6 @@ void silu_mul(const Tensor& gate, const Tensor& up, Tensor& out);
 void add_inplace(Tensor& x, const Tensor& y);
 void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, int n_kv_heads,
                int64_t pos0, Tensor& out);
-void repeat_heads(const Tensor& x, int n_kv_heads, int repeats, Tensor& out);
 int32_t argmax(const Tensor& row);
 
 }  // namespace infer::cuda

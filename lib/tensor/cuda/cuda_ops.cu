@@ -1,11 +1,11 @@
 // The CUDA kernels of the small operations: embedding gather, RMSNorm, rotary embedding,
-// SwiGLU, residual add, head repetition and argmax. Each computes what ops_cpu.cpp computes, in the same order
+// SwiGLU, residual add and argmax. Each computes what ops_cpu.cpp computes, in the same order
 // of float operations where that order matters; the parity tests (tests/cuda) hold them to it.
 //
 // Thread layouts, in short:
 //   one block per row          embedding, rmsnorm, rope: the threads of a block share a row
 //                              (a reduction over it, or one position for all its heads)
-//   a grid-stride loop         silu_mul, add_inplace, repeat_heads: every element is independent
+//   a grid-stride loop         silu_mul, add_inplace: every element is independent
 //   one block for everything   argmax: a 49152-entry row is small; one block avoids a second pass
 #include <cmath>
 
@@ -83,19 +83,6 @@ __global__ void add_kernel(float* x, const float* y, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
     x[i] += y[i];
-}
-
-// ---- repeat_heads ----------------------------------------------------------------------------
-// out[r, h·D + i] = x[r, (h / repeats)·D + i]: each key/value head written `repeats` times.
-// A grid-stride loop over the elements of out; consecutive threads write consecutive floats.
-__global__ void repeat_heads_kernel(const float* x, float* out, int64_t n, int64_t head_dim,
-                                    int64_t out_heads, int repeats) {
-  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < n;
-       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t row = e / (out_heads * head_dim);
-    const int64_t h = e / head_dim % out_heads, i = e % head_dim;
-    out[e] = x[(row * (out_heads / repeats) + h / repeats) * head_dim + i];
-  }
 }
 
 // ---- argmax -------------------------------------------------------------------------------
@@ -184,17 +171,6 @@ void add_inplace(Tensor& x, const Tensor& y) {
   add_kernel<<<detail::blocks_for(n, kElementwiseThreads), kElementwiseThreads>>>(
       f32_ptr(x, "add_inplace", "x"), f32_ptr(y, "add_inplace", "y"), n);
   detail::check_launch("add_kernel");
-}
-
-void repeat_heads(const Tensor& x, int n_kv_heads, int repeats, Tensor& out) {
-  detail::activate(out.device());
-  const int64_t n = out.numel();
-  if (n == 0) return;
-  const int64_t head_dim = x.dim(1) / n_kv_heads;
-  repeat_heads_kernel<<<detail::blocks_for(n, kElementwiseThreads), kElementwiseThreads>>>(
-      f32_ptr(x, "repeat_heads", "x"), f32_ptr(out, "repeat_heads", "out"), n, head_dim,
-      static_cast<int64_t>(n_kv_heads) * repeats, repeats);
-  detail::check_launch("repeat_heads_kernel");
 }
 
 int32_t argmax(const Tensor& row) {

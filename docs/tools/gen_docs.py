@@ -1,0 +1,420 @@
+#!/usr/bin/env python3
+"""Writes the generated parts of the docs, so they cannot go stale.
+
+1. Each chapter README's "## The change" section: the lesson function beside its predecessor,
+   quoted from regions of the source between marker comment lines
+
+       // the-change: begin NAME
+       ...
+       // the-change: end NAME
+
+   (NAME is unique within its file). What each README shows is listed in CHANGES below.
+2. The line-count tables of docs/architecture.md (between <!-- line-counts: begin --> and
+   <!-- line-counts: end -->): each chapter's layer, main.cpp and study folders, and lib's parts.
+
+    python3 docs/tools/gen_docs.py            rewrite every generated part
+    python3 docs/tools/gen_docs.py --check    exit 1, naming each file, when a part differs from
+                                              what would be written (a CTest test runs this)
+    --only the-change | line-counts           restrict either mode to one kind of part
+
+Python 3 standard library only.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import difflib
+import pathlib
+import re
+import sys
+import textwrap
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+COMMAND = "python3 docs/tools/gen_docs.py"
+SOURCE_SUFFIXES = {".cpp", ".hpp", ".h", ".cu", ".cuh"}
+MARKER = re.compile(r"^\s*// the-change: (begin|end) (\S+)\s*$")
+
+
+class Stale(Exception):
+    """A marker or a README that the generator cannot use; the message names it."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Regions of the source
+
+
+def regions(path: str) -> dict[str, list[str]]:
+    """Every marked region of a source file: name → its lines, common indentation removed,
+    marker lines of other (nested) regions left out."""
+    file = ROOT / path
+    if not file.is_file():
+        raise Stale(f"{path}: no such file")
+    lines = file.read_text().splitlines()
+    open_at: dict[str, int] = {}
+    found: dict[str, list[str]] = {}
+    for i, line in enumerate(lines):
+        m = MARKER.match(line)
+        if not m:
+            continue
+        kind, name = m.groups()
+        if kind == "begin":
+            if name in open_at or name in found:
+                raise Stale(f"{path}:{i + 1}: a second '// the-change: begin {name}'")
+            open_at[name] = i
+        else:
+            if name not in open_at:
+                raise Stale(f"{path}:{i + 1}: '// the-change: end {name}' without a begin")
+            start = open_at.pop(name)
+            body = [l for l in lines[start + 1:i] if not MARKER.match(l)]
+            found[name] = textwrap.dedent("\n".join(body) + "\n").splitlines()
+    if open_at:
+        name, i = next(iter(open_at.items()))
+        raise Stale(f"{path}:{i + 1}: '// the-change: begin {name}' without an end")
+    return found
+
+
+def region(path: str, name: str) -> list[str]:
+    found = regions(path)
+    if name not in found:
+        raise Stale(f"{path}: no region '// the-change: begin {name}' … '// the-change: end {name}'")
+    return found[name]
+
+
+# ---------------------------------------------------------------------------------------------
+# What each README's "The change" shows
+
+
+@dataclasses.dataclass
+class Text:
+    markdown: str
+    wrap: bool = True  # False: written as given (a formula block)
+
+
+@dataclasses.dataclass
+class Code:
+    path: str
+    name: str
+
+
+@dataclasses.dataclass
+class Diff:
+    """A unified diff, whole regions as context, of (old path, old name) → (new path, new name)
+    pairs, in one block."""
+    pairs: list[tuple[tuple[str, str], tuple[str, str]]]
+
+
+CH01 = "chapters/01_naive_loop"
+CH02 = "chapters/02_kv_cache"
+CH03 = "chapters/03_gqa"
+CH04 = "chapters/04_batching"
+CH05 = "chapters/05_paged_blocks"
+CH06 = "chapters/06_quantization"
+CH07 = "chapters/07_speculative_decoding"
+CH08 = "chapters/08_distillation"
+
+CHANGES: dict[str, list] = {
+    CH01: [
+        Text("The starting point, with nothing before it to compare: generation is a loop around the "
+             "model, and every step hands the model the whole sequence, from position 0."),
+        Code(f"{CH01}/naive_generate.cpp", "generate_naive"),
+        Text("`model.forward` is the Llama forward pass, top to bottom: embed the tokens, run every "
+             "layer on the residual stream, and turn the last row (or every row) into logits. "
+             "`layer` (in the same file) is one transformer block with the shapes in comments:"),
+        Code("lib/model/llama.cpp", "Llama::forward"),
+        Text("Inside each layer, attention asks a `KvStore` for the keys and values of earlier "
+             "positions; `NoCache` remembers none, so attention sees only what this pass computed — "
+             "which is everything, every step:"),
+        Code(f"{CH01}/naive_generate.cpp", "NoCache::attend"),
+        Text("Chapter 02 changes this loop; every later chapter keeps the forward pass."),
+    ],
+    CH02: [
+        Text("Chapter 01's loop against chapter 02's: the first step feeds the prompt (prefill), "
+             "every later step only the token just sampled (decode), at its position, with a cache "
+             "in place of `NoCache`."),
+        Diff([((f"{CH01}/naive_generate.cpp", "generate_naive"), (f"{CH02}/cached_generate.cpp", "generate_cached"))]),
+        Text("The cache is where attention now finds the past: each step writes its new keys and "
+             "values into their slots, then attends over every slot written so far."),
+        Code(f"{CH02}/kv_cache.cpp", "KvCache::attend"),
+    ],
+    CH03: [
+        Text("Chapter 02's cache copied each key/value head into the slot of every query head that "
+             "reads it. The grouped cache asks its base for H_kv heads per position instead of H, "
+             "and stores k and v as the projections produce them. Attention, the loop and the "
+             "forward pass are unchanged: query head h reads key/value head h / (H / H_kv)."),
+        Diff([((f"{CH02}/kv_cache.hpp", "KvCache::KvCache"), (f"{CH03}/grouped_kv_cache.hpp", "GroupedKvCache::GroupedKvCache")),
+              ((f"{CH02}/kv_cache.cpp", "KvCache::store"), (f"{CH03}/grouped_kv_cache.hpp", "GroupedKvCache::store"))]),
+    ],
+    CH04: [
+        Text("Chapters 02 and 03 step one sequence: its new tokens through `Llama::forward`, against "
+             "its own cache, and one token sampled from the last row:"),
+        Code(f"{CH02}/cached_generate.cpp", "decode_step"),
+        Text("Chapter 04 steps every admitted request at once. One chunk per request — its new "
+             "tokens (the whole prompt on its first step, then one token), its position, its own "
+             "cache — one pass over all of them, and each row sampled by the request's own sampler:"),
+        Code(f"{CH04}/batch_decode.cpp", "BatchDecoder::step"),
+        Code(f"{CH04}/batch_decode.cpp", "forward_and_sample"),
+        Text("The pass stacks the chunks' tokens into one [N, d] matrix, so every weight is read "
+             "once for all N tokens; the layers are `forward`'s, and only attention is split back "
+             "per sequence (`ChunkedAttention`, in the same file). The static and continuous "
+             "policies (`StaticBatcher`, `Scheduler::step`) decide which requests a step takes."),
+        Code("lib/model/llama_batch.cpp", "Llama::forward_batch"),
+    ],
+    CH05: [
+        Text("Chapter 04's step against chapter 05's: the same pass over the same chunks, but each "
+             "request's cache is a block table into one shared pool. Before the pass a request "
+             "reserves blocks for its new tokens (the scheduler preempts when the pool is out); "
+             "after it, newly filled blocks enter the prefix cache so later requests can share them."),
+        Diff([((f"{CH04}/batch_decode.cpp", "BatchDecoder::step"), (f"{CH05}/paged_engine.cpp", "PagedEngine::step"))]),
+        Text("Reserving is where copy-on-write happens: a block shared with another sequence (a "
+             "cached prefix, a forked sample) becomes a private copy before it is written."),
+        Code(f"{CH05}/block_table.cpp", "BlockTable::reserve"),
+        Text("Attention writes each new row into its block and reads every earlier one through the "
+             "block table: position p lives in logical block p / B, row p % B."),
+        Code(f"{CH05}/paged_kv_cache.cpp", "PagedKvCache::attend"),
+    ],
+    CH06: [
+        Text("Every weight matrix of the forward pass is a `Linear`. lib's `DenseLinear` keeps fp32 "
+             "weights and multiplies with `ops::matmul_t`; chapter 06's `PackedLinear` keeps only "
+             "the packed bytes of a scheme (8 or 4 bits per weight plus scales) and multiplies "
+             "with a kernel that decodes them on the fly. The forward pass does not change: it "
+             "calls `forward` as before, and `weight_bytes` now counts what a decode step really "
+             "streams."),
+        Diff([(("lib/model/linear.hpp", "DenseLinear"), (f"{CH06}/packed_linear.hpp", "PackedLinear")),
+              (("lib/model/linear.cpp", "DenseLinear::forward"), (f"{CH06}/packed_linear.cpp", "PackedLinear::forward"))]),
+        Text("The kernels behind `packed_matmul_cpu` and `packed_matmul_cuda` are declared in "
+             "`packed_kernels.hpp`; the schemes that pack the bytes derive from `QuantScheme` "
+             "(`quant_scheme.hpp`)."),
+    ],
+    CH07: [
+        Text("Chapter 02 generates one token per pass of the target model:"),
+        Code(f"{CH02}/cached_generate.cpp", "generate_cached"),
+        Text("Chapter 07 keeps the prefill and replaces each decode step by a round: the draft "
+             "guesses, one target pass over the last token and the guesses gives the target's "
+             "distribution at every position, the acceptance rule (`accept_draft`) keeps a prefix "
+             "of the guesses plus one token of the target's own, and the cache forgets the "
+             "rejected positions:"),
+        Code(f"{CH07}/speculative_decode.cpp", "generate_speculative"),
+    ],
+    CH08: [
+        Text("Inference so far asked one thing of a model: its logits. Training asks a second: how "
+             "the loss changes with every weight. The whole of it is one step, `train_step`: zero "
+             "the gradients, a forward pass that keeps every activation, the loss and its "
+             "gradient with respect to the logits, the backward pass, clipping, AdamW."),
+        Code(f"{CH08}/train_step.cpp", "train_step"),
+        Text("The loss is where distillation differs. Chapter 03's perplexity averaged the "
+             "hard-label cross-entropy −log q[y] of the true next token y; as a training loss, "
+             "with its gradient q − onehot(y), it is this branch of `distillation_loss`:"),
+        Code(f"{CH08}/distill_loss.cpp", "hard_loss"),
+        Text("Distillation replaces the one true token by the teacher's distribution p over its "
+             "top k tokens, both softened by the temperature τ, and scales the KL divergence by τ² "
+             "so that runs at different temperatures share one learning rate:"),
+        Code(f"{CH08}/distill_loss.cpp", "soft_loss"),
+        Text("""
+```
+hard   L = −log q₁[y]                                  ∂L/∂s = q₁ − onehot(y)
+soft   L = T² · Σ_i p_T[i] (log p_T[i] − log q_T[i])   ∂L/∂s = T (q_T − p_T)
+       p_T = softmax(z / T) over the teacher's top k,  q_T = softmax(s / T)
+mix    w · hard + (1 − w) · soft
+```
+""", wrap=False),
+    ],
+}
+
+NOTE = (f"<sub>Quoted from the source between `// the-change: begin/end` marker lines by `{COMMAND}`; "
+        "the `docs_the_change` test fails when this section differs from the code.</sub>")
+
+
+def link(readme_dir: str, path: str) -> str:
+    """A Markdown link to `path` (from the root) as seen from the README in `readme_dir`."""
+    here, target = pathlib.PurePosixPath(readme_dir).parts, pathlib.PurePosixPath(path).parts
+    common = 0
+    while common < min(len(here), len(target)) and here[common] == target[common]:
+        common += 1
+    rel = pathlib.PurePosixPath(*([".."] * (len(here) - common)), *target[common:])
+    return f"[`{path}`]({rel})"
+
+
+def render_diff(pairs) -> list[str]:
+    out: list[str] = []
+    for (old_path, old_name), (new_path, new_name) in pairs:
+        old, new = region(old_path, old_name), region(new_path, new_name)
+        if out:
+            out.append("")
+        out.append(f"--- {old_path}  {old_name}")
+        out.append(f"+++ {new_path}  {new_name}")
+        for line in difflib.unified_diff(old, new, n=max(len(old), len(new)), lineterm=""):
+            if line.startswith(("---", "+++", "@@")):
+                continue
+            out.append(line.rstrip())
+    return out
+
+
+def the_change(chapter: str) -> str:
+    """The "## The change" section of a chapter's README, ending in one blank line."""
+    out = ["## The change", ""]
+    for part in CHANGES[chapter]:
+        if isinstance(part, Text) and part.wrap:
+            out += textwrap.wrap(part.markdown, width=100, break_long_words=False, break_on_hyphens=False)
+        elif isinstance(part, Text):
+            out += part.markdown.strip("\n").splitlines()
+        elif isinstance(part, Code):
+            out.append(f"{link(chapter, part.path)}, `{part.name}`:")
+            out += ["", "```cpp", *region(part.path, part.name), "```"]
+        elif isinstance(part, Diff):
+            olds = list(dict.fromkeys(old_path for (old_path, _), _ in part.pairs))
+            news = list(dict.fromkeys(new_path for _, (new_path, _) in part.pairs))
+            out.append(", ".join(link(chapter, p) for p in olds) + " → " + ", ".join(link(chapter, p) for p in news) + ":")
+            out += ["", "```diff", *render_diff(part.pairs), "```"]
+        out.append("")
+    out += [NOTE, ""]
+    return "\n".join(out) + "\n"
+
+
+def split_sections(text: str) -> list[tuple[int, str]]:
+    """(line index, heading) of every '## ' heading outside fenced code blocks."""
+    heads, fenced = [], False
+    for i, line in enumerate(text.splitlines()):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("## "):
+            heads.append((i, line))
+    return heads
+
+
+def with_the_change(readme: str, section: str) -> str:
+    """The README text with its "## The change" section replaced (or, when it has none, inserted
+    before its first '## ' heading)."""
+    lines = readme.splitlines(keepends=True)
+    heads = split_sections(readme)
+    starts = [i for i, (at, h) in enumerate(heads) if h.rstrip() == "## The change"]
+    if len(starts) > 1:
+        raise Stale("more than one '## The change' section")
+    if starts:
+        k = starts[0]
+        begin = heads[k][0]
+        end = heads[k + 1][0] if k + 1 < len(heads) else len(lines)
+    else:
+        if not heads:
+            raise Stale("no '## ' heading to put 'The change' before")
+        begin = end = heads[0][0]
+    return "".join(lines[:begin]) + section + "".join(lines[end:])
+
+
+def marker_names_in_tree() -> set[tuple[str, str]]:
+    names = set()
+    for top in ("chapters", "lib"):
+        for f in sorted((ROOT / top).rglob("*")):
+            if f.suffix in SOURCE_SUFFIXES and f.is_file() and "the-change:" in f.read_text(errors="replace"):
+                rel = f.relative_to(ROOT).as_posix()
+                names |= {(rel, n) for n in regions(rel)}
+    return names
+
+
+def used_regions() -> set[tuple[str, str]]:
+    used = set()
+    for parts in CHANGES.values():
+        for part in parts:
+            if isinstance(part, Code):
+                used.add((part.path, part.name))
+            elif isinstance(part, Diff):
+                for a, b in part.pairs:
+                    used |= {a, b}
+    return used
+
+
+def run_the_change(write: bool) -> list[str]:
+    problems = []
+    for rel, name in sorted(marker_names_in_tree() - used_regions()):
+        problems.append(f"{rel}: region '{name}' is marked but no README shows it (add it to CHANGES in "
+                        f"docs/tools/gen_docs.py or remove its markers)")
+    for chapter in CHANGES:
+        readme = ROOT / chapter / "README.md"
+        rel = readme.relative_to(ROOT).as_posix()
+        try:
+            text = readme.read_text()
+            fresh = with_the_change(text, the_change(chapter))
+        except Stale as e:
+            problems.append(f"{rel}: {e}")
+            continue
+        if fresh != text:
+            if write:
+                readme.write_text(fresh)
+                print(f"wrote {rel}")
+            else:
+                problems.append(f"{rel}: 'The change' differs from the source it quotes (run {COMMAND})")
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# Line counts for docs/architecture.md
+
+
+def count_lines(files) -> int:
+    return sum(len(f.read_text(errors="replace").splitlines()) for f in files)
+
+
+def sources(directory: pathlib.Path, recursive: bool) -> list[pathlib.Path]:
+    it = directory.rglob("*") if recursive else directory.iterdir()
+    return sorted(f for f in it if f.is_file() and f.suffix in SOURCE_SUFFIXES)
+
+
+def line_counts() -> str:
+    rows = ["| chapter | layer | main.cpp | tables/ (studies) | cuda/ | other folders |",
+            "|---|--:|--:|--:|--:|---|"]
+    for chapter in sorted(p for p in (ROOT / "chapters").iterdir() if p.is_dir()):
+        top = sources(chapter, recursive=False)
+        layer = [f for f in top if f.name != "main.cpp"]
+        main = [f for f in top if f.name == "main.cpp"]
+        sub = {d.name: count_lines(sources(d, recursive=True)) for d in sorted(chapter.iterdir()) if d.is_dir()}
+        tables = sub.pop("tables", None)
+        cuda = sub.pop("cuda", None)
+        other = ", ".join(f"{name}/ {n}" for name, n in sub.items() if n) or ""
+        cells = [count_lines(layer) if layer else None, count_lines(main) if main else None, tables, cuda]
+        rows.append(f"| `{chapter.name}` | " + " | ".join("—" if n is None else str(n) for n in cells) + f" | {other or '—'} |")
+    rows += ["", "| lib part | files | lines |", "|---|--:|--:|"]
+    for part in sorted(p for p in (ROOT / "lib").iterdir() if p.is_dir()):
+        files = sources(part, recursive=True)
+        rows.append(f"| `lib/{part.name}` | {len(files)} | {count_lines(files)} |")
+    return "\n".join(rows) + "\n"
+
+
+LC_BEGIN, LC_END = "<!-- line-counts: begin -->", "<!-- line-counts: end -->"
+
+
+def run_line_counts(write: bool) -> list[str]:
+    doc = ROOT / "docs" / "architecture.md"
+    text = doc.read_text()
+    if text.count(LC_BEGIN) != 1 or text.count(LC_END) != 1 or text.index(LC_BEGIN) > text.index(LC_END):
+        return [f"docs/architecture.md: needs one '{LC_BEGIN}' line before one '{LC_END}' line"]
+    head, rest = text.split(LC_BEGIN + "\n", 1)
+    _, tail = rest.split(LC_END, 1)
+    fresh = head + LC_BEGIN + "\n" + line_counts() + LC_END + tail
+    if fresh == text:
+        return []
+    if write:
+        doc.write_text(fresh)
+        print("wrote docs/architecture.md")
+        return []
+    return [f"docs/architecture.md: the line counts differ from the tree (run {COMMAND})"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a part is stale")
+    parser.add_argument("--only", choices=("the-change", "line-counts"))
+    args = parser.parse_args()
+    problems = []
+    try:
+        if args.only in (None, "the-change"):
+            problems += run_the_change(write=not args.check)
+        if args.only in (None, "line-counts"):
+            problems += run_line_counts(write=not args.check)
+    except Stale as e:
+        problems.append(str(e))
+    for p in problems:
+        print(p, file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
