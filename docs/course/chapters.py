@@ -52,18 +52,21 @@ class CourseFigure:
 @dataclass
 class Chapter:
     number: str
-    directory: str
-    binary: str
+    directory: str            # chapters/<directory>; its binary is "ch" + directory
     title: str
     lesson: str
     runs: list
     plots: list = field(default_factory=list)
     course: list = field(default_factory=list)
 
+    @property
+    def binary(self):
+        return "ch" + self.directory
+
 
 CHAPTERS = [
     Chapter(
-        "01", "01_naive_loop", "ch01_naive_loop", "The naive generation loop",
+        "01", "01_naive_loop", "The naive generation loop",
         "Generating one token re-runs the whole sequence through the model, so a step costs more "
         "the longer the text gets and a whole answer costs quadratically many operations.",
         runs=[Run("demo", ["-n", "32"]),
@@ -72,7 +75,7 @@ CHAPTERS = [
                     "tokens in the sequence", "seconds per step", logx=True, logy=True)],
     ),
     Chapter(
-        "02", "02_kv_cache", "ch02_kv_cache", "The KV cache",
+        "02", "02_kv_cache", "The KV cache",
         "Keep every position's keys and values: the prompt is processed once (prefill, a "
         "matrix-matrix product) and each new token is one cheap decode step over the cache.",
         runs=[Run("tables", ["--repeats", "2", "--growth-tokens", "128", "--workload-tokens", "64",
@@ -92,7 +95,7 @@ CHAPTERS = [
                              "a 135M model's step; the course's GPU hides it", over="16")],
     ),
     Chapter(
-        "03", "03_gqa", "ch03_gqa", "Grouped-query attention",
+        "03", "03_gqa", "Grouped-query attention",
         "Query heads share key/value heads, so the cache stores only the distinct ones: the same "
         "tokens from a cache H/H_kv times smaller.",
         runs=[Run("tables", ["--eval-tokens", "1024", "--window", "256", "--sliding-windows", "64,128"],
@@ -104,7 +107,7 @@ CHAPTERS = [
                              over="grouped")],
     ),
     Chapter(
-        "04", "04_batching", "ch04_batching", "Batching",
+        "04", "04_batching", "Batching",
         "A decode step streams every weight once whether it serves one sequence or many, so a batch "
         "multiplies throughput almost for free until compute, not memory, becomes the limit; "
         "continuous batching refills a slot the moment its request ends.",
@@ -117,7 +120,7 @@ CHAPTERS = [
                              "(course.py; --full runs all 64)", over="continuous")],
     ),
     Chapter(
-        "05", "05_paged_blocks", "ch05_paged_blocks", "Paged KV blocks",
+        "05", "05_paged_blocks", "Paged KV blocks",
         "Store the cache in fixed-size blocks found through a block table: no memory reserved for "
         "tokens never written, prefixes shared between requests, copy-on-write when they part.",
         runs=[Run("tables", ["--requests", "16", "--repeats", "3", "--prefix-requests", "8"],
@@ -126,7 +129,7 @@ CHAPTERS = [
                     "bytes per block", "reserved but unwritten (%)", logx=True)],
     ),
     Chapter(
-        "06", "06_quantization", "ch06_quantization", "Weight quantization",
+        "06", "06_quantization", "Weight quantization",
         "Store each weight in fewer bits with a scale per group: decode streams fewer bytes and runs "
         "faster, at a measured cost in error, perplexity and agreement with the full model.",
         runs=[Run("quality", ["--eval-tokens", "512", "--agree-tokens", "16", "--answer-tokens", "12"],
@@ -147,7 +150,7 @@ CHAPTERS = [
                              "computed from the same formula and reserve; a difference would be a bug")],
     ),
     Chapter(
-        "07", "07_speculative_decoding", "ch07_speculative_decoding", "Speculative decoding",
+        "07", "07_speculative_decoding", "Speculative decoding",
         "A cheap draft guesses several tokens and the target checks them all in one pass: the same "
         "tokens, faster exactly when the guesses are cheap and often right.",
         runs=[Run("tables", ["-n", "32", "--repeats", "1", "--drafts", "q8_0,q4_1,layers-10,lookup",
@@ -159,7 +162,7 @@ CHAPTERS = [
                              "γ = 4", "a formula, E = (1 − α^(γ+1)) / (1 − α): it must agree")],
     ),
     Chapter(
-        "08", "08_distillation", "ch08_distillation", "Distillation",
+        "08", "08_distillation", "Distillation",
         "Train a smaller model to imitate the bigger one: the teacher's whole distribution, "
         "flattened by a temperature, carries more than the right answer alone.",
         runs=[Run("tables", ["--tokens", "256", "--labels", "hard,soft", "--temperature", "1",
