@@ -17,6 +17,7 @@
 #include <xtensor/xview.hpp>
 
 #include "tensor/ops.hpp"
+#include "tensor/small_matmul.hpp"
 #include "tensor/thread_pool.hpp"
 
 // OpenBLAS's own thread control (declared in its cblas.h on most builds; repeated here so that
@@ -63,64 +64,6 @@ auto view1d(const Tensor& t) {
 
 }  // namespace
 
-// R dot products of one weight row w[0 … k-1] with R activation rows x_r[0 … k-1], each summed
-// into 32 independent lanes (four AVX registers, two AVX-512 ones) so that the loads never wait
-// on the adds. Each chunk of 32 weights is loaded once and used for all R rows. A row's lanes
-// see the same products in the same order whatever R is, so a token gets exactly the same bits
-// whether it is multiplied alone (R = 1) or beside others.
-template <int R>
-static inline void dot_rows(const float* w, const float* const* x, int k, float* out) {
-  constexpr int kLanes = 32;
-  float lanes[R][kLanes] = {};
-  int i = 0;
-  for (; i + kLanes <= k; i += kLanes)
-    for (int r = 0; r < R; ++r) {
-#pragma omp simd
-      for (int l = 0; l < kLanes; ++l) lanes[r][l] += w[i + l] * x[r][i + l];
-    }
-  for (int r = 0; r < R; ++r) {
-    float sum = 0.0f;
-    for (int j = i; j < k; ++j) sum += w[j] * x[r][j];  // the tail when k is not a multiple of 32
-    for (float lane : lanes[r]) sum += lane;
-    out[r] = sum;
-  }
-}
-
-// y[n, m] = x[n, k] · w[m, k]ᵀ for a few rows of x (one decode token: n = 1; a small decode
-// batch or a speculative verification: n ≤ kSmallN). Its cost is reading all of w once, so it
-// runs at the speed of memory, not of arithmetic: the threads split the rows of w, and each row
-// of w is used for every row of x while it is in registers, in blocks of kBlock rows of x (as
-// many as the registers hold). Measured on the course machine, n = 1 streams 20-30% more bytes
-// per second than OpenBLAS's sgemv on the model's matrices (576 × 576 up to 49152 × 576), and
-// small n beats sgemm, which repacks w on every call.
-constexpr int kSmallN = 16;
-#if defined(__AVX512F__)
-constexpr int kBlock = 4;  // 4 rows × 2 registers of accumulators, of 32 AVX-512 registers
-#else
-constexpr int kBlock = 2;  // 2 rows × 4 registers of accumulators, of 16 AVX2 registers
-#endif
-static void matmul_rows(int n, int m, int k, const float* w, const float* x, float* y) {
-  const auto at = [](int a, int b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); };
-  parallel_for(m, balanced_grain(m, 16), [&](int64_t first, int64_t last) {
-  for (int row = static_cast<int>(first); row < last; ++row) {
-    const float* wr = w + at(row, k);
-    float out[kBlock];
-    const float* xs[kBlock];
-    int t = 0;
-    for (; t + kBlock <= n; t += kBlock) {
-      for (int r = 0; r < kBlock; ++r) xs[r] = x + at(t + r, k);
-      dot_rows<kBlock>(wr, xs, k, out);
-      for (int r = 0; r < kBlock; ++r) y[at(t + r, m) + static_cast<std::size_t>(row)] = out[r];
-    }
-    for (; t < n; ++t) {  // the rows left over
-      xs[0] = x + at(t, k);
-      dot_rows<1>(wr, xs, k, out);
-      y[at(t, m) + static_cast<std::size_t>(row)] = out[0];
-    }
-  }
-  });
-}
-
 // 128 rows of weights × 576 inputs is 288 KiB: a block's share of B stays in L2 while OpenBLAS
 // runs through it, and packing A again for each block costs a few percent.
 constexpr int64_t kSgemmBlock = 128;
@@ -153,7 +96,7 @@ void matmul_t(const Tensor& x, const Tensor& w, Tensor& y) {
   const int n = static_cast<int>(x.dim(0)), k = static_cast<int>(x.dim(1)), m = static_cast<int>(w.dim(0));
   num_threads();  // make sure OpenBLAS uses the configured thread count
   if (n <= kSmallN) {
-    matmul_rows(n, m, k, w.host<float>(), x.host<float>(), y.host<float>());  // decode, small batches
+    matmul_small_n(n, m, k, w.host<float>(), x.host<float>(), y.host<float>());  // decode, small batches
   } else {
     sgemm(false, true, n, m, k, 1.0f, x.host<float>(), w.host<float>(), 0.0f, y.host<float>());  // prefill
   }

@@ -2,7 +2,8 @@
 // whether each target is met; never fails.
 //
 //   1. Throughput at B = 16 at least 4× throughput at B = 1 (one-token decode steps, every
-//      sequence with a 64-token cache).
+//      sequence with a 64-token cache); the performance issue asks for 6× (the course's ×6.0)
+//      and a step of B = 4 at most 1.3× a step of B = 1.
 //   2. On the skewed workload (64 requests, 8 slots, Poisson arrivals 3 full-batch steps apart on
 //      average): continuous batching at least 1.5× the throughput of static batching and at
 //      least 5× better mean latency — real runs, with the simulation beside them.
@@ -50,7 +51,10 @@ int main(int argc, char** argv) {
     for (const DecodeTiming& d : sweep)
       t1.add_row({std::to_string(d.batch), fmt::format("{:.1f}", d.seconds * 1e3), fmt::format("{:.1f}", d.throughput()),
                   fmt::format("{:.2f}×", d.throughput() / sweep.front().throughput())});
-    t1.add_note(fmt::format("target: throughput at B = 16 ≥ 4× B = 1: {:.2f}× — {}", gain, verdict(gain >= 4)));
+    const double step4 = sweep[2].seconds / sweep.front().seconds;
+    t1.add_note(fmt::format("targets: throughput at B = 16 ≥ 4× B = 1 (chapter 04), ≥ 6× (performance issue; the course's "
+                            "×6.0): {:.2f}× — {}, {}", gain, verdict(gain >= 4), verdict(gain >= 6)));
+    t1.add_note(fmt::format("target (performance issue): step(B = 4) ÷ step(B = 1) ≤ 1.3: {:.2f} — {}", step4, verdict(step4 <= 1.3)));
     t1.print();
     t1.append_csv(o.csv_path);
 

@@ -1,0 +1,111 @@
+// The small-n matrix product of small_matmul.hpp, written with xsimd registers (xsimd::batch:
+// 16 floats on AVX-512, 8 on AVX2, chosen when compiling with -march=native).
+//
+// The work is cut into tiles of kTileW weight rows × kTileX activation rows. A tile keeps one
+// accumulator pair per (weight row, activation row) in registers and walks k in steps of kLanes:
+// each step loads kTileW pieces of weights and kTileX pieces of activations and does
+// kTileW · kTileX fused multiply-adds with them. The more products per load, the closer the
+// kernel gets to the arithmetic limit once n is large enough for arithmetic to matter; at n = 1
+// it only has to keep up with memory.
+#include "tensor/small_matmul.hpp"
+
+#include <algorithm>
+#include <cstddef>
+
+#include <xsimd/xsimd.hpp>
+
+#include "tensor/thread_pool.hpp"
+
+namespace infer::cpu {
+namespace {
+
+using Vec = xsimd::batch<float>;
+constexpr int kVec = static_cast<int>(Vec::size);  // floats in one register
+// Each dot product is summed in kLanes independent lanes (two registers), so that consecutive
+// fused multiply-adds into one accumulator do not wait for each other.
+constexpr int kLanes = 2 * kVec;
+// Tiles sized to the register file: kTileW · kTileX · 2 accumulators, plus the pieces loaded.
+// Chosen by measuring tiles of 8×1, 6×2, 4×2, 4×3, 3×3 and 2×4 (tests/bench/bench_batching,
+// decode steps of B = 1 … 16 on the course machine): 4×2 and 8×1 were best and equal within noise;
+// larger tiles ran out of registers and the compiler reloaded weights from memory for every row.
+#if defined(__AVX512F__)
+constexpr int kTileW = 4, kTileX = 2;  // 16 accumulators + 4 + 2 of 32 registers
+#else
+constexpr int kTileW = 2, kTileX = 2;  // 8 accumulators + 4 + 2 of 16 registers
+#endif
+
+std::size_t at(int row, int stride) { return static_cast<std::size_t>(row) * static_cast<std::size_t>(stride); }
+
+// One tile: y[t, j] for the TW weight rows w_j and TX activation rows x_t given.
+//   Σ_i w_j[i] · x_t[i]: lane l of the two registers sums the products at i ≡ l (mod kLanes) in
+//   order of i; the two registers are added, their lanes summed (xsimd::hadd), then the last
+//   k mod kLanes products (the tail) are added one by one.
+// The order of that sum depends only on k, never on TW, TX or the tile a pair falls in.
+template <int TW, int TX>
+void tile(const float* const (&w)[TW], const float* const (&x)[TX], int k, float (&out)[TW][TX]) {
+  Vec acc[TW][TX][2];
+  for (auto& row : acc)
+    for (auto& pair : row) pair[0] = pair[1] = Vec(0.0f);
+  int i = 0;
+  for (; i + kLanes <= k; i += kLanes) {
+    Vec xv[TX][2];
+    for (int b = 0; b < TX; ++b) {
+      xv[b][0] = Vec::load_unaligned(x[b] + i);
+      xv[b][1] = Vec::load_unaligned(x[b] + i + kVec);
+    }
+    for (int a = 0; a < TW; ++a) {
+      const Vec w0 = Vec::load_unaligned(w[a] + i), w1 = Vec::load_unaligned(w[a] + i + kVec);
+      for (int b = 0; b < TX; ++b) {
+        acc[a][b][0] = xsimd::fma(w0, xv[b][0], acc[a][b][0]);
+        acc[a][b][1] = xsimd::fma(w1, xv[b][1], acc[a][b][1]);
+      }
+    }
+  }
+  for (int a = 0; a < TW; ++a)
+    for (int b = 0; b < TX; ++b) {
+      float sum = xsimd::hadd(acc[a][b][0] + acc[a][b][1]);
+      for (int j = i; j < k; ++j) sum = std::fma(w[a][j], x[b][j], sum);  // the tail
+      out[a][b] = sum;
+    }
+}
+
+// Weight rows [first, last) against every activation row, TW weight rows at a time.
+template <int TW>
+void weight_rows(int first, int last, int n, int m, int k, const float* w, const float* x, float* y) {
+  for (int j = first; j + TW <= last; j += TW) {
+    const float* wr[TW];
+    for (int a = 0; a < TW; ++a) wr[a] = w + at(j + a, k);
+    const auto store = [&]<int TX>(int t, const float (&out)[TW][TX]) {
+      for (int a = 0; a < TW; ++a)
+        for (int b = 0; b < TX; ++b) y[at(t + b, m) + static_cast<std::size_t>(j + a)] = out[a][b];
+    };
+    int t = 0;
+    for (; t + kTileX <= n; t += kTileX) {
+      const float* xr[kTileX];
+      for (int b = 0; b < kTileX; ++b) xr[b] = x + at(t + b, k);
+      float out[TW][kTileX];
+      tile<TW, kTileX>(wr, xr, k, out);
+      store(t, out);
+    }
+    for (; t < n; ++t) {  // the activation rows left over, one at a time
+      const float* xr[1] = {x + at(t, k)};
+      float out[TW][1];
+      tile<TW, 1>(wr, xr, k, out);
+      store(t, out);
+    }
+  }
+}
+
+}  // namespace
+
+void matmul_small_n(int n, int m, int k, const float* w, const float* x, float* y) {
+  // The threads split the weight rows, in chunks that are whole tiles.
+  const int64_t grain = (balanced_grain(m, 16) + kTileW - 1) / kTileW * kTileW;
+  parallel_for(m, grain, [&](int64_t first, int64_t last) {
+    const int whole = static_cast<int>(first + (last - first) / kTileW * kTileW);
+    weight_rows<kTileW>(static_cast<int>(first), whole, n, m, k, w, x, y);
+    weight_rows<1>(whole, static_cast<int>(last), n, m, k, w, x, y);  // m not a multiple of kTileW
+  });
+}
+
+}  // namespace infer::cpu
