@@ -84,7 +84,7 @@ PackedMatrix AbsmaxScheme::quantize(std::span<const float> w, int64_t rows, int6
     for (int64_t gi = first; gi < last; ++gi) {
       const int64_t begin = gi * g, end = std::min(n, begin + g);
       float amax = 0;
-      for (int64_t i = begin; i < end; ++i) amax = std::max(amax, std::fabs(w[static_cast<std::size_t>(i)]));
+      for (int64_t i = begin; i < end; ++i) amax = std::max(amax, std::fabs(w[i]));
       // The scale is stored in fp16; quantize with the stored value so that ŵ = q · stored scale
       // is the best this storage can do. Rounding it down can push the largest weight just past
       // qmax, hence the clamp.
@@ -93,7 +93,7 @@ PackedMatrix AbsmaxScheme::quantize(std::span<const float> w, int64_t rows, int6
       const float scale = gguf::fp16_to_fp32(scale_bits);
       const float inv = scale > 0 ? 1.0f / scale : 0.0f;
       for (int64_t i = begin; i < end; ++i) {
-        const int qi = static_cast<int>(std::clamp(round_half_away(w[static_cast<std::size_t>(i)] * inv), -top, top));
+        const int qi = static_cast<int>(std::clamp(round_half_away(w[i] * inv), -top, top));
         if (bits_ == 8) {
           codes[i] = static_cast<uint8_t>(static_cast<int8_t>(qi));
         } else {
@@ -127,7 +127,7 @@ void AbsmaxScheme::dequantize(const PackedMatrix& p, std::span<float> out) const
           q = static_cast<int8_t>(codes[i]);
         else
           q = ((i % 2 == 0) ? (codes[i / 2] & 0x0F) : (codes[i / 2] >> 4)) - 8;
-        out[static_cast<std::size_t>(i)] = static_cast<float>(q) * scale;
+        out[i] = static_cast<float>(q) * scale;
       }
     }
   });

@@ -58,7 +58,7 @@ PackedMatrix AsymmetricInt4Scheme::quantize(std::span<const float> w, int64_t ro
       const float zero = std::clamp(std::round(-lo / scale), 0.0f, 15.0f);
       zeros[gi] = static_cast<uint8_t>(zero);
       for (int64_t i = gi * group_; i < gi * group_ + (end - begin); ++i) {
-        const auto q = static_cast<uint8_t>(std::clamp(std::round(w[static_cast<std::size_t>(i)] / scale) + zero, 0.0f, 15.0f));
+        const auto q = static_cast<uint8_t>(std::clamp(std::round(w[i] / scale) + zero, 0.0f, 15.0f));
         codes[i / 2] = static_cast<uint8_t>(i % 2 == 0 ? (codes[i / 2] & 0xF0) | q : (codes[i / 2] & 0x0F) | (q << 4));
       }
     }
@@ -79,7 +79,7 @@ void AsymmetricInt4Scheme::dequantize(const PackedMatrix& p, std::span<float> ou
       const int zero = zeros[gi];
       for (int64_t i = gi * group_; i < std::min(n, (gi + 1) * group_); ++i) {
         const int q = i % 2 == 0 ? codes[i / 2] & 0x0F : codes[i / 2] >> 4;
-        out[static_cast<std::size_t>(i)] = static_cast<float>(q - zero) * scale;
+        out[i] = static_cast<float>(q - zero) * scale;
       }
     }
   });

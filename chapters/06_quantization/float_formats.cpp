@@ -22,8 +22,8 @@ std::array<float, 127> e4m3_values() {
   std::array<float, 127> v{};
   for (int code = 0; code < 127; ++code) {
     const int e = code >> 3, m = code & 7;
-    v[static_cast<std::size_t>(code)] = e == 0 ? std::ldexp(static_cast<float>(m) / 8.0f, -6)
-                                               : std::ldexp(1.0f + static_cast<float>(m) / 8.0f, e - 7);
+    v[code] = e == 0 ? std::ldexp(m / 8.0f, -6)            // subnormal: m/8 · 2^-6
+                     : std::ldexp(1.0f + m / 8.0f, e - 7);  // normal: (1 + m/8) · 2^(e-7)
   }
   return v;
 }
@@ -52,7 +52,7 @@ uint8_t fp32_to_e4m3(float f) {
   const auto hi = static_cast<int>(std::lower_bound(kE4m3.begin(), kE4m3.end(), a) - kE4m3.begin());
   if (hi == 0) return sign;  // a == 0
   const int lo = hi - 1;
-  const float below = a - kE4m3[static_cast<std::size_t>(lo)], above = kE4m3[static_cast<std::size_t>(hi)] - a;
+  const float below = a - kE4m3[lo], above = kE4m3[hi] - a;
   const int code = below < above ? lo : above < below ? hi : (lo % 2 == 0 ? lo : hi);
   return static_cast<uint8_t>(sign | code);
 }
@@ -60,7 +60,7 @@ uint8_t fp32_to_e4m3(float f) {
 float e4m3_to_fp32(uint8_t bits) {
   const int code = bits & 0x7F;
   if (code == 0x7F) return NAN;
-  const float v = kE4m3[static_cast<std::size_t>(code)];
+  const float v = kE4m3[code];
   return (bits & 0x80) ? -v : v;
 }
 
@@ -90,7 +90,7 @@ PackedMatrix FloatScheme::quantize(std::span<const float> w, int64_t rows, int64
   uint8_t* out = p.bytes.data();
   parallel_for(n, balanced_grain(n, 1 << 14), [&](int64_t first, int64_t last) {
     for (int64_t i = first; i < last; ++i) {
-      const float x = w[static_cast<std::size_t>(i)];
+      const float x = w[i];
       if (format_ == FloatFormat::fp8_e4m3) {
         out[i] = fp32_to_e4m3(x);
       } else {
@@ -117,7 +117,7 @@ void FloatScheme::dequantize(const PackedMatrix& p, std::span<float> out) const 
         const auto b = static_cast<uint16_t>(in[2 * i] | (in[2 * i + 1] << 8));
         v = format_ == FloatFormat::fp16 ? gguf::fp16_to_fp32(b) : bf16_bits_to_fp32(b);
       }
-      out[static_cast<std::size_t>(i)] = v;
+      out[i] = v;
     }
   });
 }

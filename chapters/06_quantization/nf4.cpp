@@ -58,14 +58,14 @@ PackedMatrix Nf4Scheme::quantize(std::span<const float> w, int64_t rows, int64_t
     for (int64_t b = first; b < last; ++b) {  // blocks are even-sized: no byte is shared
       const int64_t begin = b * block_, end = std::min(n, begin + block_);
       float amax = 0;
-      for (int64_t i = begin; i < end; ++i) amax = std::max(amax, std::fabs(w[static_cast<std::size_t>(i)]));
+      for (int64_t i = begin; i < end; ++i) amax = std::max(amax, std::fabs(w[i]));
       const uint16_t bits = gguf::fp32_to_fp16(amax);
       scales[2 * b] = static_cast<uint8_t>(bits & 0xFF);
       scales[2 * b + 1] = static_cast<uint8_t>(bits >> 8);
       const float stored = gguf::fp16_to_fp32(bits);
       const float inv = stored > 0 ? 1.0f / stored : 0.0f;
       for (int64_t i = begin; i < end; ++i) {
-        const auto q = static_cast<uint8_t>(nf4_nearest(std::clamp(w[static_cast<std::size_t>(i)] * inv, -1.0f, 1.0f)));
+        const auto q = static_cast<uint8_t>(nf4_nearest(std::clamp(w[i] * inv, -1.0f, 1.0f)));
         codes[i / 2] = static_cast<uint8_t>(i % 2 == 0 ? (codes[i / 2] & 0xF0) | q : (codes[i / 2] & 0x0F) | (q << 4));
       }
     }
@@ -86,7 +86,7 @@ void Nf4Scheme::dequantize(const PackedMatrix& p, std::span<float> out) const {
       const int64_t begin = b * block_, end = std::min(n, begin + block_);
       for (int64_t i = begin; i < end; ++i) {
         const int q = i % 2 == 0 ? codes[i / 2] & 0x0F : codes[i / 2] >> 4;
-        out[static_cast<std::size_t>(i)] = amax * kNf4Levels[static_cast<std::size_t>(q)];
+        out[i] = amax * kNf4Levels[q];
       }
     }
   });

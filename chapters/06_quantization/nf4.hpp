@@ -1,4 +1,4 @@
-// Chapter 06's layer, part 3: NF4, the 4-bit "normal float" of QLoRA (Dettmers et al., 2023).
+// Chapter 06's layer, part 4: NF4, the 4-bit "normal float" of QLoRA (Dettmers et al., 2023).
 //
 // Absmax INT4 spaces its 15 levels evenly, but trained weights are not spread evenly: within a
 // block they are roughly normal, crowded near zero with thin tails. NF4 keeps 16 levels in

@@ -1,4 +1,4 @@
-// The packed formats' names on the command line, and the scheme of part 1 that writes each.
+// The packed formats' names on the command line, and the QuantScheme that writes each.
 #include <stdexcept>
 
 #include "absmax.hpp"

@@ -1,4 +1,4 @@
-// Chapter 06's layer, part 7: kernels that multiply straight from packed weights.
+// Chapter 06's layer, part 8: kernels that multiply straight from packed weights.
 //
 // Part 1 of the chapter measured what a scheme does to the numbers by dequantizing in place:
 // the model still read 4 bytes per weight. Decode is bound by the bytes it moves, so the saving
@@ -20,7 +20,7 @@
 //
 // One signature per device; the CUDA one is compiled only with the CUDA backend
 // (cuda/packed_kernels.cu) and otherwise throws "built without CUDA"
-// (packed_kernels_cuda_absent.cpp).
+// (cuda/packed_kernels_absent.cpp).
 #pragma once
 
 #include <array>
@@ -41,11 +41,11 @@ inline constexpr std::array<PackedFormat, 5> kPackedFormats = {PackedFormat::int
 // The scheme's name as the CLI spells it ("int8", "int4-g128", "nf4", "q8_0", "q4_1").
 std::string format_flag(PackedFormat format);
 std::optional<PackedFormat> parse_format_flag(const std::string& flag);
-// The scheme of part 1 that writes this format.
+// The QuantScheme that writes this format.
 std::unique_ptr<QuantScheme> scheme_for(PackedFormat format);
 
 // y[n, rows] = x[n, cols] · Ŵᵀ, with Ŵ [rows, cols] held as `w`, packed in `format`.
-// Host pointers. Multithreaded over output rows (packed_kernels_cpu.cpp): n < 32 decodes in
+// Host pointers. Multithreaded over output rows (cpu/packed_kernels.cpp): n < 32 decodes in
 // registers, a larger n decodes a cache-sized panel of rows at a time for sgemm. Equals
 // dequantize-then-multiply up to the order of the fp32 sums. Throws std::invalid_argument for a
 // bad shape (q8_0 and q4_1 need cols % 32 == 0) or a null pointer.

@@ -1,4 +1,4 @@
-// Chapter 06's layer, part 8: a linear layer that keeps only the packed bytes.
+// Chapter 06's layer, part 9: a linear layer that keeps only the packed bytes.
 //
 // PackedLinear is a lib/model Linear, so the forward pass does not change: it calls forward()
 // as for any layer, and the layer multiplies with the kernel of its device straight from the

@@ -29,12 +29,12 @@ double relative_error(std::span<const float> w, std::span<const float> w_hat) {
   parallel_for(n, grain, [&](int64_t first, int64_t last) {
     double d = 0, m = 0;
     for (int64_t i = first; i < last; ++i) {
-      const double a = w[static_cast<std::size_t>(i)], e = a - static_cast<double>(w_hat[static_cast<std::size_t>(i)]);
+      const double a = w[i], e = a - static_cast<double>(w_hat[i]);
       d += e * e;
       m += a * a;
     }
-    chunk_diff[static_cast<std::size_t>(first / grain)] = d;
-    chunk_norm[static_cast<std::size_t>(first / grain)] = m;
+    chunk_diff[first / grain] = d;
+    chunk_norm[first / grain] = m;
   });
   double diff = 0, norm = 0;
   for (std::size_t c = 0; c < chunk_diff.size(); ++c) diff += chunk_diff[c], norm += chunk_norm[c];

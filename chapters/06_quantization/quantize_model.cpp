@@ -3,9 +3,10 @@
 #include <memory>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "measure/timing.hpp"
 #include "packed_linear.hpp"
-#include "weight_error.hpp"
 
 namespace infer::quant {
 namespace {
@@ -17,6 +18,29 @@ const Tensor& dense_weight(const std::unique_ptr<Linear>& linear, const char* wh
 }
 
 }  // namespace
+
+std::vector<NamedMatrix> projection_matrices(const LlamaWeights& weights) {
+  std::vector<NamedMatrix> out;
+  auto add = [&](const std::string& name, const std::unique_ptr<Linear>& linear) {
+    const auto* dense = dynamic_cast<const DenseLinear*>(linear.get());
+    if (dense == nullptr || dense->weight().dtype() != DType::f32 || !dense->weight().device().is_cpu())
+      throw std::runtime_error(fmt::format("{}: not a dense f32 matrix on the CPU (storage {})", name,
+                                           linear ? linear->storage() : "none"));
+    out.push_back({name, dense->weight()});
+  };
+  for (std::size_t l = 0; l < weights.layers.size(); ++l) {
+    const LayerWeights& L = weights.layers[l];
+    const std::string p = fmt::format("blk.{}.", l);
+    add(p + "attn_q", L.wq);
+    add(p + "attn_k", L.wk);
+    add(p + "attn_v", L.wv);
+    add(p + "attn_output", L.wo);
+    add(p + "ffn_gate", L.w_gate);
+    add(p + "ffn_up", L.w_up);
+    add(p + "ffn_down", L.w_down);
+  }
+  return out;
+}
 
 std::vector<std::unique_ptr<Linear>*> projection_slots(LayerWeights& L) {
   return {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down};
@@ -50,11 +74,11 @@ QuantizedModel quantize_model(Llama& model, const ReferenceWeights& ref, const Q
       last_error = 0;
       return w;
     }
-    const std::span<const float> values(w.host<float>(), static_cast<std::size_t>(rows * cols));
+    const std::span<const float> values(w.host<float>(), rows * cols);
     const PackedMatrix packed = scheme->quantize(values, rows, cols);
-    info.packed_bytes += static_cast<int64_t>(packed.bytes.size());
+    info.packed_bytes += std::ssize(packed.bytes);
     Tensor out({rows, cols});
-    std::span<float> dst(out.host<float>(), static_cast<std::size_t>(rows * cols));
+    std::span<float> dst(out.host<float>(), rows * cols);
     scheme->dequantize(packed, dst);
     last_error = relative_error(values, dst);
     return out;
@@ -99,7 +123,7 @@ QuantizedModel quantize_for_kernels(Llama& model, const ReferenceWeights& ref, P
     w.output = packed(ref.embedding);
     w.token_embedding = Tensor();  // the packed output matrix is the embedding now
     if (ref.embedding.device().is_cpu() && ref.embedding.dtype() == DType::f32) {
-      const std::span<const float> e(ref.embedding.host<float>(), static_cast<std::size_t>(ref.embedding.numel()));
+      const std::span<const float> e(ref.embedding.host<float>(), ref.embedding.numel());
       info.embedding_error = relative_error(e, round_trip(*scheme, e, ref.embedding.dim(0), ref.embedding.dim(1)));
     }
   } else {

@@ -1,4 +1,4 @@
-// Chapter 06's layer, part 6: a whole model quantized "in place".
+// Chapter 06's layer, part 7: a whole model quantized "in place".
 //
 // quantize_model() round-trips every weight matrix of the model through a scheme and puts the
 // result back as a plain fp32 DenseLinear: Ŵ = dequantize(quantize(W)). The forward pass does
@@ -27,6 +27,15 @@
 
 namespace infer::quant {
 
+struct NamedMatrix {
+  std::string name;  // GGUF-style, e.g. "blk.12.ffn_down"
+  Tensor weight;     // [out, in] f32 on the CPU (shares the model's storage)
+};
+
+// The model's projection matrices, layer by layer in the order q, k, v, o, gate, up, down.
+// Throws std::runtime_error when a projection is not a DenseLinear of f32 on the CPU.
+std::vector<NamedMatrix> projection_matrices(const LlamaWeights& weights);
+
 // The 7 projection slots of a layer, in projection_matrices() order: q, k, v, o, gate, up, down.
 std::vector<std::unique_ptr<Linear>*> projection_slots(LayerWeights& layer);
 
@@ -46,7 +55,7 @@ struct QuantizedModel {
   int64_t packed_bytes = 0;     // their packed size under the scheme (fp32: 4 per weight)
   double embedding_error = 0;   // ‖E − Ê‖ / ‖E‖ of the embedding matrix
   double seconds = 0;           // time to quantize and dequantize everything
-  double bits_per_weight() const { return weights > 0 ? 8.0 * static_cast<double>(packed_bytes) / static_cast<double>(weights) : 0; }
+  double bits_per_weight() const { return weights > 0 ? 8.0 * packed_bytes / weights : 0; }
 };
 
 // Replaces the model's matrices with the round trip of `reference` through `scheme`, or with

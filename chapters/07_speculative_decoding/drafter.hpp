@@ -21,7 +21,7 @@ struct Draft {
   std::vector<std::vector<float>> q;  // q[i]: [V] distribution tokens[i] was drawn from, or an
                                       // empty list for a deterministic guess (q = one-hot)
   float q_of(std::size_t i) const {   // q_i(d_i)
-    return q.empty() || q[i].empty() ? 1.0f : q[i][static_cast<std::size_t>(tokens[i])];
+    return q.empty() || q[i].empty() ? 1.0f : q[i][tokens[i]];
   }
 };
 

@@ -69,7 +69,7 @@ Llama first_layers(const Llama& model, int k) {
   LlamaWeights w;
   w.token_embedding = W.token_embedding;  // Tensors share their storage when copied
   for (int l = 0; l < k; ++l) {
-    const LayerWeights& L = W.layers[static_cast<std::size_t>(l)];
+    const LayerWeights& L = W.layers[l];
     w.layers.push_back({L.attn_norm, share(L.wq), share(L.wk), share(L.wv), share(L.wo), L.ffn_norm,
                         share(L.w_gate), share(L.w_up), share(L.w_down)});
   }

@@ -8,10 +8,10 @@
 namespace infer {
 
 RoundOutcome accept_draft(std::span<const std::vector<float>> p, const Draft& draft, Sampler& sampler) {
-  const std::size_t gamma = draft.tokens.size();
-  if (p.size() != gamma + 1) throw std::invalid_argument("accept_draft: need one target distribution per guess, plus one");
-  for (std::size_t i = 0; i < gamma; ++i) {
-    const auto x = static_cast<std::size_t>(draft.tokens[i]);
+  const int gamma = std::ssize(draft.tokens);
+  if (std::ssize(p) != gamma + 1) throw std::invalid_argument("accept_draft: need one target distribution per guess, plus one");
+  for (int i = 0; i < gamma; ++i) {
+    const int32_t x = draft.tokens[i];
     const float p_x = p[i][x], q_x = draft.q_of(i);
     // Keep the guess with probability min(1, p(x)/q(x)): always when the target likes it at
     // least as much as the draft did.
@@ -19,15 +19,15 @@ RoundOutcome accept_draft(std::span<const std::vector<float>> p, const Draft& dr
     // Rejected: draw from the residual max(0, p − q), where the target has mass the draft lacked.
     std::vector<float> residual(p[i].size());
     double total = 0;
-    for (std::size_t v = 0; v < residual.size(); ++v) {
+    for (int64_t v = 0; v < std::ssize(residual); ++v) {
       const float q_v = draft.q.empty() || draft.q[i].empty() ? (v == x ? 1.0f : 0.0f) : draft.q[i][v];
       residual[v] = std::max(0.0f, p[i][v] - q_v);
       total += residual[v];
     }
-    for (float& r : residual) r = static_cast<float>(r / total);
-    return {static_cast<int>(i), sampler.draw(residual), false};
+    for (float& r : residual) r /= total;
+    return {i, sampler.draw(residual), false};
   }
-  return {static_cast<int>(gamma), sampler.draw(p[gamma]), true};  // every guess kept: a bonus token
+  return {gamma, sampler.draw(p[gamma]), true};  // every guess kept: a bonus token
 }
 
 // the-change: begin generate_speculative
@@ -36,30 +36,29 @@ SpeculativeGeneration generate_speculative(Llama& target, KvCache& cache, Drafte
                                            const SpeculativeOptions& o, const OnSpeculativeToken& on_token) {
   SpeculativeGeneration gen;
   SpeculativeStats& stats = gen.stats;
-  stats.checked_at.assign(static_cast<std::size_t>(o.gamma), 0);
-  stats.accepted_at.assign(static_cast<std::size_t>(o.gamma), 0);
+  stats.checked_at.assign(o.gamma, 0);
+  stats.accepted_at.assign(o.gamma, 0);
   std::vector<int32_t> seq = prompt;  // invariant: the target's cache holds every token of seq but the last
-  const auto n_predict = static_cast<std::size_t>(o.n_predict);
   // Appends one token; true when generation is over.
   auto emit = [&](int32_t token, std::span<const float> logits, TokenSource source, double seconds) {
     seq.push_back(token);
     gen.steps.push_back({token, top_logits(logits, o.top_logits), seconds});
     gen.sources.push_back(source);
     if (on_token) on_token(gen.steps.back(), source);
-    return gen.steps.size() >= n_predict || (o.stop_at_end && tokenizer.ends_generation(token));
+    return std::ssize(gen.steps) >= o.n_predict || (o.stop_at_end && tokenizer.ends_generation(token));
   };
   Stopwatch total, clock;
 
   // Prefill, exactly as chapter 02: the prompt in one pass, the first token from its last row.
   const Tensor first = target.forward(prompt, 0, cache).to(Device::cpu());
-  const std::span<const float> first_row(first.host<float>(), static_cast<std::size_t>(first.numel()));
+  const std::span<const float> first_row(first.host<float>(), first.numel());
   stats.prefill_seconds = clock.seconds();
   bool done = o.n_predict <= 0 || emit(sampler.sample(first_row), first_row, TokenSource::target, stats.prefill_seconds);
 
   while (!done) {
     // 1. Draft: up to γ guesses, never more than the tokens still wanted after this round's own.
     clock.restart();
-    const int gamma = std::min<int>(o.gamma, static_cast<int>(n_predict - gen.steps.size()) - 1);
+    const int gamma = std::min<int64_t>(o.gamma, o.n_predict - std::ssize(gen.steps) - 1);
     const Draft draft = drafter.propose(seq, gamma);
     stats.draft_seconds += clock.seconds();
 
@@ -68,35 +67,34 @@ SpeculativeGeneration generate_speculative(Llama& target, KvCache& cache, Drafte
     clock.restart();
     std::vector<int32_t> feed = {seq.back()};
     feed.insert(feed.end(), draft.tokens.begin(), draft.tokens.end());
-    const auto pos0 = static_cast<int64_t>(seq.size()) - 1;
+    const int64_t pos0 = std::ssize(seq) - 1;
     const Tensor logits = target.forward(feed, pos0, cache, /*all_logits=*/true).to(Device::cpu());
-    const auto V = static_cast<std::size_t>(logits.dim(1));
-    auto row = [&](std::size_t i) { return std::span<const float>(logits.host<float>() + i * V, V); };
+    const int64_t V = logits.dim(1);
+    auto row = [&](int64_t i) { return std::span<const float>(logits.host<float>() + i * V, V); };
     std::vector<std::vector<float>> p;
-    for (std::size_t i = 0; i < feed.size(); ++i) p.push_back(sampler.distribution(row(i)));
+    for (int i = 0; i < std::ssize(feed); ++i) p.push_back(sampler.distribution(row(i)));
 
     // 3. Accept: the guesses the rule keeps, then one token of the target's.
     const RoundOutcome r = accept_draft(p, draft, sampler);
     const double verify_seconds = clock.seconds();
     stats.verify_seconds += verify_seconds;
     const double per_token = verify_seconds / (r.accepted + 1);
-    const std::size_t before = gen.steps.size();
-    for (int i = 0; i < r.accepted && !done; ++i)
-      done = emit(draft.tokens[static_cast<std::size_t>(i)], row(static_cast<std::size_t>(i)), TokenSource::drafted, per_token);
-    if (!done) done = emit(r.next, row(static_cast<std::size_t>(r.accepted)), TokenSource::target, per_token);
-    stats.round_tokens += static_cast<int64_t>(gen.steps.size() - before);
+    const int64_t before = std::ssize(gen.steps);
+    for (int i = 0; i < r.accepted && !done; ++i) done = emit(draft.tokens[i], row(i), TokenSource::drafted, per_token);
+    if (!done) done = emit(r.next, row(r.accepted), TokenSource::target, per_token);
+    stats.round_tokens += std::ssize(gen.steps) - before;
 
     // 4. Roll back: the cache slots after the last kept token hold rejected guesses; forget them
     //    (nothing is copied — the next pass writes over them).
-    cache.truncate(static_cast<int64_t>(seq.size()) - 1);
+    cache.truncate(std::ssize(seq) - 1);
 
     ++stats.rounds;
     stats.guessing_rounds += draft.tokens.empty() ? 0 : 1;
-    stats.drafted += static_cast<int64_t>(draft.tokens.size());
+    stats.drafted += std::ssize(draft.tokens);
     stats.accepted += r.accepted;
-    for (int i = 0; i < static_cast<int>(draft.tokens.size()) && i <= r.accepted; ++i) {
-      ++stats.checked_at[static_cast<std::size_t>(i)];
-      if (i < r.accepted) ++stats.accepted_at[static_cast<std::size_t>(i)];
+    for (int i = 0; i < std::ssize(draft.tokens) && i <= r.accepted; ++i) {
+      ++stats.checked_at[i];
+      if (i < r.accepted) ++stats.accepted_at[i];
     }
   }
   stats.total_seconds = total.seconds();
@@ -107,16 +105,16 @@ SpeculativeGeneration generate_speculative(Llama& target, KvCache& cache, Drafte
 double SpeculativeStats::alpha() const {
   int64_t checked = 0;
   for (int64_t c : checked_at) checked += c;
-  return checked > 0 ? static_cast<double>(accepted) / static_cast<double>(checked) : 0;
+  return checked > 0 ? static_cast<double>(accepted) / checked : 0;
 }
 
 double SpeculativeStats::alpha_at(std::size_t i) const {
   return i < checked_at.size() && checked_at[i] > 0
-             ? static_cast<double>(accepted_at[i]) / static_cast<double>(checked_at[i]) : 0;
+             ? static_cast<double>(accepted_at[i]) / checked_at[i] : 0;
 }
 
 double SpeculativeStats::tokens_per_round() const {
-  return rounds > 0 ? static_cast<double>(round_tokens) / static_cast<double>(rounds) : 0;
+  return rounds > 0 ? static_cast<double>(round_tokens) / rounds : 0;
 }
 
 }  // namespace infer

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     fmt::print("{} threads, measured read bandwidth {:.2f} GB/s\n\n", num_threads(), bw.bytes_per_second / 1e9);
     const std::vector<SpeedRow> rows =
         measure_speed(m.model, m.tokenizer, std::vector<PackedFormat>(kPackedFormats.begin(), kPackedFormats.end()), s);
-    const Table speed = speed_table(rows, s, bw.bytes_per_second);
+    const Table speed = speed_table(rows, s, bw);
     speed.print();
     speed.append_csv(o.csv_path);
 

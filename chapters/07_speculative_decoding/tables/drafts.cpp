@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "model_drafter.hpp"
-#include "packed_kernels.hpp"   // chapter 06
+#include "06_quantization/packed_kernels.hpp"
 #include "prompt_lookup.hpp"
-#include "quantize_model.hpp"  // chapter 06
+#include "06_quantization/quantize_model.hpp"
 
 namespace infer::spec {
 

@@ -10,7 +10,7 @@
 #include "measure/svg_plot.hpp"
 #include "measure/timing.hpp"
 #include "model_drafter.hpp"
-#include "packed_kernels.hpp"  // chapter 06: the format names
+#include "06_quantization/packed_kernels.hpp"  // the format names
 
 namespace infer::spec {
 

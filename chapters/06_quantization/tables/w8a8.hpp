@@ -1,4 +1,4 @@
-// Chapter 06's layer: 8-bit activations as well as 8-bit weights (W8A8), simulated.
+// Chapter 06's study: 8-bit activations as well as 8-bit weights (W8A8), simulated.
 //
 // Weight-only schemes keep the activations x in fp32. W8A8 quantizes both operands of every
 // projection y = x·Wᵀ, so that an integer matrix unit could multiply int8 × int8:
@@ -6,7 +6,7 @@
 //   weights      per output channel (row): INT8 per-row absmax, the chapter's AbsmaxScheme
 //   activations  per token (row of x [N, d]): scale_t = max_j |x[t, j]| / 127, x̂ = round(x / scale_t)·scale_t
 //
-// Per-token scales follow the token's own range, so position 0's attention-sink values (part 2)
+// Per-token scales follow the token's own range, so position 0's attention-sink values
 // cost nothing to the other tokens. What per-token scales cannot fix is the outlier *channels*:
 // within one token, dimension 507 may be a hundred times the median dimension, and it sets the
 // step for all 576. SmoothQuant (smoothing.hpp) moves that range into the weights first: with

@@ -1,4 +1,4 @@
-// Chapter 06's layer, part 9: what the kernels buy — the speed table.
+// Chapter 06's study: what the kernels buy — the speed table.
 //
 // Decode streams every weight once per token, so its time is bytes over bandwidth: the table
 // puts beside each format its model bytes, bits per weight, decode tokens/s at a given
@@ -13,6 +13,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "app/cli.hpp"
+#include "measure/bandwidth.hpp"
 #include "measure/table.hpp"
 #include "model/llama.hpp"
 #include "packed_kernels.hpp"
@@ -45,6 +49,9 @@ std::vector<SpeedRow> measure_speed(Llama& model, const Tokenizer& tokenizer, co
 
 // The table of those rows (rows[0] is the fp32 reference), with the read bandwidth and thread
 // count it was measured at.
-Table speed_table(const std::vector<SpeedRow>& rows, const SpeedOptions& options, double read_bandwidth);
+Table speed_table(const std::vector<SpeedRow>& rows, const SpeedOptions& options, const BandwidthResult& bandwidth);
+
+// ch06_quantization --speed: measures the bandwidth and every format's speed, prints the table.
+void speed_tables(LoadedModel& m, const CommonOptions& o, const SpeedOptions& s, nlohmann::json& figures);
 
 }  // namespace infer::quant

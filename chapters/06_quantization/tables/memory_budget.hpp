@@ -1,11 +1,12 @@
-// Chapter 06's layer, part 8: what fits — the memory budget of a model on a card.
+// Chapter 06's study: what fits — the memory budget of a model on a card.
 //
 // Pure arithmetic, no model run. Memory holds the weights and, for every token of every
 // request in flight, that token's keys and values in every layer:
 //
 //   weights           = parameters × bits per weight / 8
 //   KV bytes / token  = 2 (K and V) × layers × key/value heads × head_dim × bytes per value
-//                       (chapter 03's kv_bytes_per_token, grouped_kv_cache.hpp)
+//                       (LlamaConfig::kv_bytes_per_token, model/config.hpp: the same
+//                       function for this model and for the hypothetical 7B/13B/70B)
 //   left              = memory − reserve − weights        (negative: the weights alone do not fit)
 //   context tokens    = ⌊left / KV bytes per token⌋        (over all requests together)
 //   users             = ⌊context tokens / tokens per user⌋
@@ -20,6 +21,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "app/cli.hpp"
 #include "measure/table.hpp"
 #include "model/config.hpp"
 
@@ -100,5 +104,9 @@ inline constexpr double kGpuReserveBytes = 1.5 * kGiB;
 inline constexpr int64_t kTokensPerUser = 4096;
 std::vector<Table> gpu_budget_tables();
 Table machine_budget_table(const NamedConfig& model, const MachineMemory& memory);
+
+// ch06_quantization --memory: prints those tables. Arithmetic on shapes only: the model file is
+// opened for its configuration, never run (nor its weights loaded).
+void memory_tables(const CommonOptions& o, nlohmann::json& figures);
 
 }  // namespace infer::quant

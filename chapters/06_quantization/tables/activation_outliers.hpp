@@ -1,4 +1,4 @@
-// Chapter 06's layer, part 7: outlier features in the activations.
+// Chapter 06's study: outlier features in the activations.
 //
 // Weights are bad enough; activations are worse. Run a prompt through the model and record the
 // residual stream x (the running sum every layer adds to) after each layer. For every one of its
@@ -8,15 +8,17 @@
 // model. With one INT8 scale for the whole tensor the outliers set the step, and an ordinary
 // dimension is left with a handful of the 256 levels — or one.
 //
-// The capture runs the layers itself, with lib's operations, in the same order as
-// Llama::forward (model/llama.cpp), because the forward pass has no hook after each layer.
-// It is checked against Llama::forward: the logits of the last token must agree.
+// The capture watches the model's own forward pass: Llama::forward calls a LayerObserver
+// (model/llama.hpp) after each layer with the residual stream entering and leaving it.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "app/cli.hpp"
 #include "model/llama.hpp"
 
 namespace infer::quant {
@@ -24,10 +26,9 @@ namespace infer::quant {
 struct ResidualCapture {
   int64_t tokens = 0, d = 0;
   std::vector<std::vector<float>> layers;  // layers[l]: x after layer l, [tokens, d] row-major
-  std::vector<float> last_logits;          // of the last token, from the same pass
 };
 
-// One pass over `tokens` from position 0 with a fresh cache.
+// One pass of Llama::forward over `tokens` from position 0 with a fresh cache.
 ResidualCapture capture_residual_stream(const Llama& model, std::span<const int32_t> tokens);
 
 // Per dimension, the largest |x| over the tokens first_token … tokens−1: [d].
@@ -35,8 +36,6 @@ std::vector<float> per_dim_max(std::span<const float> x, int64_t tokens, int64_t
 
 // The k dimensions with the largest values, largest first.
 std::vector<int> top_dims(std::span<const float> dim_max, int k);
-
-double median_of(std::vector<float> values);
 
 // Counts of the per-dimension maxima in powers-of-two bins: [0, 1), [1, 2), [2, 4), [4, 8) …,
 // up to the bin holding the largest value.
@@ -58,5 +57,16 @@ struct Int8TensorScale {
 Int8TensorScale int8_tensor_scale(std::span<const float> x, int64_t tokens, int64_t d,
                                   std::span<const int> excluded_dims, std::span<const int> dims,
                                   int64_t first_token = 0);
+
+// The prompt the tables capture: a fixed 78-token English paragraph.
+inline constexpr const char* kOutlierPrompt =
+    "The old lighthouse keeper climbed the spiral stairs every evening at dusk. He trimmed the wick, polished the "
+    "great lens and wound the clockwork that turned the light. Ships passing the rocky headland counted the flashes "
+    "to know where they were. One winter night a storm tore the shutters from the windows, but the keeper stayed at "
+    "his post until morning, and the light never went out.";
+
+// The printed tables: per-dimension maxima after every layer, the histogram at the middle layer,
+// and INT8 with one tensor-wide scale there (with and without the outlier dimensions).
+void activation_tables(const Llama& model, const Tokenizer& tokenizer, const CommonOptions& o, nlohmann::json& figures);
 
 }  // namespace infer::quant

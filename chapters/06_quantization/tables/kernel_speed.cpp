@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "app/cli.hpp"  // repeated_tokens
+#include "app/table_context.hpp"  // machine_line
 #include "03_gqa/grouped_kv_cache.hpp"
 #include "measure/progress.hpp"
 #include "measure/timing.hpp"
@@ -54,7 +55,7 @@ std::vector<SpeedRow> measure_speed(Llama& model, const Tokenizer& tokenizer, co
   };
   add(&model, {.scheme = "fp32", .flag = "", .bits_per_weight = 32});
   {
-    ProgressBar bar("packing the model in each format", static_cast<int64_t>(formats.size()));
+    ProgressBar bar("packing the model in each format", std::ssize(formats));
     for (PackedFormat f : formats) {
       QuantizedModel info;
       packed.push_back(packed_copy(model, reference, f, &info));
@@ -65,9 +66,9 @@ std::vector<SpeedRow> measure_speed(Llama& model, const Tokenizer& tokenizer, co
   }
 
   const std::vector<int32_t> tokens = filler_tokens(tokenizer, std::max(o.context + 1, o.prefill_tokens));
-  const std::span<const int32_t> prompt(tokens.data(), static_cast<std::size_t>(o.context));
+  const std::span<const int32_t> prompt(tokens.data(), o.context);
   const std::span<const int32_t> next(tokens.data() + o.context, 1);
-  const std::span<const int32_t> long_prompt(tokens.data(), static_cast<std::size_t>(o.prefill_tokens));
+  const std::span<const int32_t> long_prompt(tokens.data(), o.prefill_tokens);
   for (Candidate& k : all) {
     k.row.model_bytes = static_cast<int64_t>(k.model->weights().bytes_held());
     k.row.bytes_per_token = static_cast<int64_t>(k.model->weights().bytes_per_token());
@@ -77,7 +78,7 @@ std::vector<SpeedRow> measure_speed(Llama& model, const Tokenizer& tokenizer, co
     (void)k.model->forward(next, o.context, *k.decode_cache);  // warm-up step
   }
 
-  ProgressBar bar(fmt::format("timing {} models, {} rounds", all.size(), o.rounds), o.rounds * static_cast<int64_t>(all.size()));
+  ProgressBar bar(fmt::format("timing {} models, {} rounds", all.size(), o.rounds), o.rounds * std::ssize(all));
   for (int round = 0; round < o.rounds; ++round) {
     for (Candidate& k : all) {
       // The token at position `context`, again and again: it overwrites its own cache slot.
@@ -105,20 +106,20 @@ std::vector<SpeedRow> measure_speed(Llama& model, const Tokenizer& tokenizer, co
   return rows;
 }
 
-Table speed_table(const std::vector<SpeedRow>& rows, const SpeedOptions& o, double bandwidth) {
+Table speed_table(const std::vector<SpeedRow>& rows, const SpeedOptions& o, const BandwidthResult& bw) {
   if (rows.empty()) throw std::invalid_argument("speed_table: no rows");
-  Table t(fmt::format("Decode and prefill through the packed kernels ({} threads, read bandwidth {:.1f} GB/s)", num_threads(),
-                      bandwidth / 1e9),
+  const double bandwidth = bw.bytes_per_second;
+  Table t(fmt::format("Decode and prefill through the packed kernels ({})", machine_line(bw)),
           {"scheme", "--quant", "model bytes", "bits/weight", fmt::format("decode tok/s (ctx {})", o.context),
            "weights streamed (GB/s)", "of read bandwidth", fmt::format("prefill tok/s ({} tokens)", o.prefill_tokens),
            "decode speed-up", "prefill speed-up"});
   const SpeedRow& base = rows[0];
   for (const SpeedRow& r : rows) {
-    const double streamed = static_cast<double>(r.bytes_per_token) / r.decode_seconds;
-    t.add_row({r.scheme, r.flag.empty() ? "(none)" : r.flag, format_bytes(static_cast<double>(r.model_bytes)),
+    const double streamed = r.bytes_per_token / r.decode_seconds;  // bytes/s
+    t.add_row({r.scheme, r.flag.empty() ? "(none)" : r.flag, format_bytes(r.model_bytes),
                fmt::format("{:.3f}", r.bits_per_weight), fmt::format("{:.1f}", 1.0 / r.decode_seconds),
                fmt::format("{:.2f}", streamed / 1e9), fmt::format("{:.0f}%", 100.0 * streamed / bandwidth),
-               fmt::format("{:.0f}", static_cast<double>(o.prefill_tokens) / r.prefill_seconds),
+               fmt::format("{:.0f}", o.prefill_tokens / r.prefill_seconds),
                fmt::format("{:.2f}×", base.decode_seconds / r.decode_seconds),
                fmt::format("{:.2f}×", base.prefill_seconds / r.prefill_seconds)});
   }
@@ -130,6 +131,19 @@ Table speed_table(const std::vector<SpeedRow>& rows, const SpeedOptions& o, doub
   t.add_note(fmt::format("prefill: {} tokens in one pass, median of {}. The models are timed in turn, round after round, so "
                          "the speed-ups compare measurements taken side by side.", o.prefill_tokens, o.rounds * o.prefill_repeats));
   return t;
+}
+
+void speed_tables(LoadedModel& m, const CommonOptions& o, const SpeedOptions& s, nlohmann::json& figures) {
+  const BandwidthResult bw = measure_read_bandwidth();
+  const std::vector<SpeedRow> rows =
+      measure_speed(m.model, m.tokenizer, std::vector<PackedFormat>(kPackedFormats.begin(), kPackedFormats.end()), s);
+  speed_table(rows, s, bw).emit(o.csv_path);
+  figures["machine"] = {{"threads", num_threads()}, {"read_bandwidth_bytes_per_s", bw.bytes_per_second}};
+  for (const SpeedRow& r : rows)
+    figures["speed"].push_back({{"scheme", r.scheme}, {"flag", r.flag}, {"model_bytes", r.model_bytes},
+                                {"bits_per_weight", r.bits_per_weight}, {"bytes_per_token", r.bytes_per_token},
+                                {"decode_seconds", r.decode_seconds}, {"prefill_seconds", r.prefill_seconds},
+                                {"context", s.context}, {"prefill_tokens", s.prefill_tokens}});
 }
 
 }  // namespace infer::quant

@@ -1,4 +1,4 @@
-// Chapter 06's layer: SmoothQuant's scale migration (Xiao et al., "SmoothQuant: Accurate and
+// Chapter 06's study: SmoothQuant's scale migration (Xiao et al., "SmoothQuant: Accurate and
 // Efficient Post-Training Quantization for Large Language Models", arXiv:2211.10438).
 //
 // Activations are hard to quantize because a few input channels are huge; weights are easy.

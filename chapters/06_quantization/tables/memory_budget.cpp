@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 
-#include "03_gqa/grouped_kv_cache.hpp"  // kv_bytes_per_token
+#include "gguf/gguf_file.hpp"
+
 
 namespace infer::quant {
 namespace {
@@ -20,20 +22,20 @@ LlamaConfig llama2(int layers, int d_model, int heads, int kv_heads, int d_ff) {
 std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / kGiB); }
 
 std::string kib(int64_t bytes) {
-  return bytes % 1024 == 0 ? fmt::format("{} KiB", bytes / 1024) : fmt::format("{:.1f} KiB", static_cast<double>(bytes) / 1024);
+  return bytes % 1024 == 0 ? fmt::format("{} KiB", bytes / 1024) : fmt::format("{:.1f} KiB", bytes / 1024.0);
 }
 
 std::string billions(int64_t n) {
-  return n >= 1'000'000'000 ? fmt::format("{:.2f} B", static_cast<double>(n) / 1e9) : fmt::format("{:.1f} M", static_cast<double>(n) / 1e6);
+  return n >= 1'000'000'000 ? fmt::format("{:.2f} B", n / 1e9) : fmt::format("{:.1f} M", n / 1e6);
 }
 
 // `lead`: cells in front of the usual ones (the card, in the table of the course's setting).
 void add_budget_row(Table& table, const Budget& b, std::vector<std::string> lead = {}) {
   std::vector<std::string> row = std::move(lead);
-  for (std::string cell : {b.model, b.format, billions(b.parameters), gib(static_cast<double>(b.weight_bytes)),
+  for (std::string cell : {b.model, b.format, billions(b.parameters), gib(b.weight_bytes),
                            b.fits() ? gib(b.left_bytes) : fmt::format("-{}", gib(-b.left_bytes)), kib(b.kv_bytes_per_token),
-                           b.fits() ? format_count(static_cast<double>(b.context_tokens)) : std::string("does not fit"),
-                           b.fits() ? format_count(static_cast<double>(b.users)) : std::string("—")})
+                           b.fits() ? format_count(b.context_tokens) : std::string("does not fit"),
+                           b.fits() ? format_count(b.users) : std::string("—")})
     row.push_back(std::move(cell));
   table.add_row(row);
 }
@@ -75,9 +77,9 @@ std::vector<NamedConfig> course_models() {
 ReserveRange reserve_for_tokens(const NamedConfig& model, const WeightFormat& format, double memory_bytes,
                                 int kv_bytes_per_value, int64_t tokens) {
   const Budget b = memory_budget(model, format, memory_bytes, 0, kv_bytes_per_value, 1);
-  const double room = memory_bytes - static_cast<double>(b.weight_bytes);  // what reserve and cache share
-  const auto kv = static_cast<double>(b.kv_bytes_per_token);
-  return {room - static_cast<double>(tokens + 1) * kv, room - static_cast<double>(tokens) * kv};
+  const double room = memory_bytes - b.weight_bytes;  // what reserve and cache share
+  const double kv = b.kv_bytes_per_token;
+  return {room - (tokens + 1) * kv, room - tokens * kv};
 }
 
 std::vector<WeightFormat> gpu_weight_formats() { return {{"fp16", 16.0}, {"int8", 8.0}, {"int4", 4.125}}; }
@@ -95,7 +97,7 @@ std::vector<NamedConfig> llama2_models() {
 }
 
 int64_t weight_bytes(int64_t parameters, double bits_per_weight) {
-  return static_cast<int64_t>(std::ceil(static_cast<double>(parameters) * bits_per_weight / 8.0));
+  return static_cast<int64_t>(std::ceil(parameters * bits_per_weight / 8.0));
 }
 
 Budget memory_budget(const NamedConfig& model, const WeightFormat& format, double memory_bytes, double reserve_bytes,
@@ -107,11 +109,11 @@ Budget memory_budget(const NamedConfig& model, const WeightFormat& format, doubl
   b.weight_bytes = weight_bytes(b.parameters, format.bits_per_weight);
   b.memory_bytes = memory_bytes;
   b.reserve_bytes = reserve_bytes;
-  b.left_bytes = memory_bytes - reserve_bytes - static_cast<double>(b.weight_bytes);
+  b.left_bytes = memory_bytes - reserve_bytes - b.weight_bytes;
   const LlamaConfig& c = model.config;
-  b.kv_bytes_per_token = static_cast<int64_t>(infer::kv_bytes_per_token(c.n_layers, c.n_kv_heads, c.head_dim, kv_bytes_per_value));
+  b.kv_bytes_per_token = static_cast<int64_t>(c.kv_bytes_per_token(kv_bytes_per_value));
   if (b.fits()) {
-    b.context_tokens = static_cast<int64_t>(std::floor(b.left_bytes / static_cast<double>(b.kv_bytes_per_token)));
+    b.context_tokens = static_cast<int64_t>(std::floor(b.left_bytes / b.kv_bytes_per_token));
     b.users = b.context_tokens / tokens_per_user;
   }
   return b;
@@ -167,8 +169,7 @@ std::vector<Table> gpu_budget_tables() {
     if (card == 24) {
       const NamedConfig& big = models.back();
       const Budget b = memory_budget(big, gpu_weight_formats().back(), 0, kGpuReserveBytes, 2, kTokensPerUser);
-      const double one_user = static_cast<double>(b.weight_bytes) + kGpuReserveBytes +
-                              static_cast<double>(kTokensPerUser * b.kv_bytes_per_token);
+      const double one_user = b.weight_bytes + kGpuReserveBytes + kTokensPerUser * b.kv_bytes_per_token;
       t.add_note(fmt::format("{} does not fit on any of these cards even at int4: weights, reserve and one user's 4096 "
                              "tokens need {:.1f} GiB.", big.name, one_user / kGiB));
     }
@@ -202,7 +203,7 @@ std::vector<Table> gpu_budget_tables() {
     const WeightFormat& f = *std::find_if(formats.begin(), formats.end(), [&](const WeightFormat& x) { return x.name == c.format; });
     const ReserveRange r = reserve_for_tokens(m, f, c.card_gib * kGiB, 2, c.tokens);
     all = {std::max(all.lo, r.lo), std::min(all.hi, r.hi)};
-    reserve.add_row({fmt::format("{} GB", c.card_gib), c.model, c.format, format_count(static_cast<double>(c.tokens)),
+    reserve.add_row({fmt::format("{} GB", c.card_gib), c.model, c.format, format_count(c.tokens),
                      fmt::format("{:.3f}", r.lo / (1 << 20)), fmt::format("{:.3f}", r.hi / (1 << 20)),
                      r.contains(kGpuReserveBytes) ? "yes" : "no"});
   }
@@ -215,10 +216,10 @@ std::vector<Table> gpu_budget_tables() {
 }
 
 Table machine_budget_table(const NamedConfig& model, const MachineMemory& memory) {
-  const double available = static_cast<double>(memory.available_bytes);
+  const double available = memory.available_bytes;
   Table t(fmt::format("What fits in this machine's RAM: {} ({:.2f} GiB available of {:.2f} GiB, MemAvailable of "
                       "/proc/meminfo); KV cache in fp32",
-                      model.name, available / kGiB, static_cast<double>(memory.total_bytes) / kGiB),
+                      model.name, available / kGiB, memory.total_bytes / kGiB),
           kHeaders);
   std::vector<WeightFormat> formats = {{"fp32", 32.0}};
   for (const WeightFormat& f : gpu_weight_formats()) formats.push_back(f);
@@ -230,6 +231,25 @@ Table machine_budget_table(const NamedConfig& model, const MachineMemory& memory
                          model.config.n_layers, model.config.n_kv_heads, model.config.head_dim,
                          model.config.context_length));
   return t;
+}
+
+void memory_tables(const CommonOptions& o, nlohmann::json& figures) {
+  auto record = [&](const Table& t) {
+    t.emit(o.csv_path);
+    figures["memory"].push_back({{"title", t.title()}, {"rows", t.rows()}});
+  };
+  for (const Table& t : gpu_budget_tables()) record(t);
+  const std::optional<MachineMemory> ram = read_meminfo();
+  if (!ram) {
+    fmt::print(stderr, "/proc/meminfo has no MemTotal/MemAvailable: no table for this machine\n");
+    return;
+  }
+  const gguf::GgufFile file = gguf::GgufFile::open(o.model_path);
+  std::string name = std::filesystem::path(o.model_path).filename().string();  // SmolLM2-135M-Instruct.Q4_1.gguf
+  name = name.substr(0, name.find('.'));  // the model, not the file's own quantization
+  const NamedConfig model{name, LlamaConfig::from_gguf(file)};
+  record(machine_budget_table(model, *ram));
+  figures["machine_memory"] = {{"mem_total_bytes", ram->total_bytes}, {"mem_available_bytes", ram->available_bytes}};
 }
 
 }  // namespace infer::quant

@@ -1,4 +1,4 @@
-// Chapter 06's layer, part 8: a battery of short factual questions, and greedy decoding of many
+// Chapter 06's study: a battery of short factual questions, and greedy decoding of many
 // prompts at once.
 //
 // data/questions.tsv holds one question per line: the question, a tab, then the accepted answers

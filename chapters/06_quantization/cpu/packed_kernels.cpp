@@ -203,7 +203,7 @@ HWY_INLINE void visit_nibble_row(const View& v, int64_t r, Sink& sink) {
     const int64_t g = (i0 + c) / kGroup;
     const int64_t end = std::min(v.cols, (g + 1) * kGroup - i0);  // the group may go on in the next row
     const float s = load_f16(v.scales + 2 * g);
-    auto value = [&](int q) { return kNf4 ? s * kNf4Levels[static_cast<std::size_t>(q)] : static_cast<float>(q - 8) * s; };
+    auto value = [&](int q) { return kNf4 ? s * kNf4Levels[q] : static_cast<float>(q - 8) * s; };
     if ((i0 + c) & 1) {  // a row (or group) that starts in the high nibble of a byte
       sink.one(c, value(code_at(i0 + c)));
       ++c;

@@ -1,4 +1,4 @@
-// Chapter 06's layer, part 9: agreement with the reference model's greedy output.
+// Chapter 06's study: agreement with the reference model's greedy output.
 //
 // Let the fp32 model answer a few prompts greedily. Then give a quantized model the same
 // prefixes — prompt plus the reference's first i generated tokens — and ask, at every i, whether

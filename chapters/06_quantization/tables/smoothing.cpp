@@ -21,7 +21,7 @@ class RecordingLinear : public Linear {
     const float* p = x.host<float>();
     for (int64_t t = 0; t < n; ++t)
       for (int64_t j = 0; j < d; ++j) {
-        float& m = (*maxima_)[static_cast<std::size_t>(j)];
+        float& m = (*maxima_)[j];
         m = std::max(m, std::fabs(p[t * d + j]));
       }
     dense_.forward(x, y);
@@ -74,7 +74,7 @@ std::vector<std::vector<float>> smoothing_factors(const InputMaxima& maxima, con
         const float* p = w.host<float>();
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t j = 0; j < cols; ++j)
-            w_max[static_cast<std::size_t>(j)] = std::max(w_max[static_cast<std::size_t>(j)], std::fabs(p[r * cols + j]));
+            w_max[j] = std::max(w_max[j], std::fabs(p[r * cols + j]));
       }
       std::vector<float> factors(act.size(), 1.0f);
       for (std::size_t j = 0; j < act.size(); ++j)

@@ -46,7 +46,7 @@ void W8A8Linear::forward(const Tensor& x, Tensor& y) const {
     std::copy(src, src + n * d, dst);
   } else {
     for (int64_t t = 0; t < n; ++t)
-      for (int64_t j = 0; j < d; ++j) dst[t * d + j] = src[t * d + j] * inverse_smoothing_[static_cast<std::size_t>(j)];
+      for (int64_t j = 0; j < d; ++j) dst[t * d + j] = src[t * d + j] * inverse_smoothing_[j];
   }
   fake_quantize_rows_int8(values, n, d);
   dense_.forward(xq, y);
@@ -81,7 +81,7 @@ QuantizedModel quantize_model_w8a8(Llama& model, const ReferenceWeights& referen
         if (static_cast<int64_t>(s.size()) != cols) throw std::invalid_argument("quantize_model_w8a8: smoothing size");
         std::vector<float> scaled(w.host<float>(), w.host<float>() + rows * cols);
         for (int64_t r = 0; r < rows; ++r)
-          for (int64_t j = 0; j < cols; ++j) scaled[static_cast<std::size_t>(r * cols + j)] *= s[static_cast<std::size_t>(j)];
+          for (int64_t j = 0; j < cols; ++j) scaled[r * cols + j] *= s[j];
         Tensor w_hat({rows, cols});
         int8.dequantize(int8.quantize(scaled, rows, cols), {w_hat.host<float>(), static_cast<std::size_t>(rows * cols)});
         std::vector<float> inverse(s.size());
