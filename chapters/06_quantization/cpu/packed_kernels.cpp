@@ -21,7 +21,7 @@
 // nibbles (even columns) by `& 15` and the high ones (odd columns) by `>> 4`, multiplied with x
 // reordered once per call into the same even/odd order; q4_1's layout already pairs that way.
 //
-// The threads split the output rows (OpenMP, as ops_cpu's matvec). A small batch (n < 32: a few
+// The threads split the output rows (lib's thread pool, as lib's small-n kernel does). A small batch (n < 32: a few
 // decoding sequences) decodes each chunk once for up to 4 rows of x, so the weight read and
 // its decoding are shared. A large batch (prefill) is arithmetic-bound instead: each thread
 // decodes a panel of rows (about 192 KiB of fp32, in its own cache) once and multiplies it with

@@ -78,7 +78,7 @@ void SpeculationStudy::verify_cost_table() {
   }
   t.add_note("γ = 0 is a plain decode step. The course assumes verification costs one pass (1.00×): a decode step "
              "is bound by reading the weights, and γ+1 rows reuse each weight while it is in the cache (the small-"
-             "batch kernel in lib/tensor/ops_cpu.cpp), so extra positions cost only their arithmetic.");
+             "batch kernel in lib/tensor/small_matmul.cpp), so extra positions cost only their arithmetic.");
   t.emit(o_.csv_path);
 }
 
