@@ -85,8 +85,10 @@ class Runner:
         with open(log, "w") as f:
             f.write(f"$ {shown}\n")
             f.flush()
-            status = subprocess.run([str(c) for c in command], stdout=f, stderr=subprocess.STDOUT,
-                                    cwd=ROOT).returncode
+            # Line-buffered stdout (coreutils' stdbuf), so that a note written to stderr in the
+            # middle of a table lands between its lines, not inside one.
+            status = subprocess.run(["stdbuf", "-oL", *(str(c) for c in command)], stdout=f,
+                                    stderr=subprocess.STDOUT, cwd=ROOT).returncode
         seconds = time.monotonic() - start
         print(f"{seconds:6.1f} s" + ("" if status == 0 else f"   FAILED (exit {status}; see {log})"), flush=True)
         return status, seconds, shown
