@@ -1,5 +1,5 @@
-// y[n, m] = x[n, k] · w[m, k]ᵀ for a few rows of x: one decode token (n = 1), a decode batch
-// (chapter 04), a speculative verification of γ + 1 positions (chapter 07).
+// y[n, m] = x[n, k] · w[m, k]ᵀ for a few rows of x: one decode token (n = 1), a batch of decoding
+// sequences, or a speculative verification of γ + 1 positions.
 //
 // Such a product costs reading all of w once: it runs at the speed of memory, not arithmetic,
 // as long as each weight, once loaded, is used for every row of x. OpenBLAS's sgemm instead
