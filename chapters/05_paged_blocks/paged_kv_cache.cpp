@@ -1,15 +1,13 @@
 #include "paged_kv_cache.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "tensor/cpu_attention.hpp"
 #include "tensor/ops.hpp"
-#include "tensor/thread_pool.hpp"
 
 namespace infer {
 
@@ -69,79 +67,24 @@ void PagedKvCache::attend(int layer, int64_t pos0, const Tensor& q, const Tensor
 }
 // the-change: end PagedKvCache::attend
 
-// ops_cpu's attention (lib/tensor/ops_cpu.cpp), with key j found through the block table:
-// logical block j / B, row j % B. Same statements, same order of summation.
+// the-change: begin PagedKvCache::attend_in_place
+// The library's CPU attention kernel, told where the rows are: the blocks of the table, in
+// logical order, so row j is in block j / B at row j % B. It is the kernel ops::attention runs
+// on a contiguous cache, so the arithmetic is the same to the bit; only the addresses differ.
 void PagedKvCache::attend_in_place(int layer, int64_t pos0, const Tensor& q, Tensor& out) const {
-  const int64_t n_queries = q.dim(0);
-  const int64_t head_dim = q.dim(1) / n_heads_;
-  const int64_t q_stride = q.dim(1), kv_stride = int64_t{n_kv_heads_} * head_dim;
-  const int group = n_heads_ / n_kv_heads_;  // query heads per key/value head
-  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   const int64_t B = pool_.block_size();
-  const float* qp = q.host<float>();
-  float* op = out.host<float>();
-
-  // The block table resolved once per layer: where each logical block's rows start.
-  const int64_t n_blocks = (pos0 + n_queries + B - 1) / B;
-  std::vector<const float*> key_block(static_cast<std::size_t>(n_blocks)), value_block(static_cast<std::size_t>(n_blocks));
+  const int64_t n_blocks = (pos0 + q.dim(0) + B - 1) / B;  // the blocks holding positions 0 … pos0 + T − 1
+  std::vector<const float*> key_blocks(static_cast<std::size_t>(n_blocks)), value_blocks(static_cast<std::size_t>(n_blocks));
   for (int64_t b = 0; b < n_blocks; ++b) {
     const int physical = table_.blocks()[static_cast<std::size_t>(b)];
-    key_block[static_cast<std::size_t>(b)] = pool_.key_data(layer, physical);
-    value_block[static_cast<std::size_t>(b)] = pool_.value_data(layer, physical);
+    key_blocks[static_cast<std::size_t>(b)] = pool_.key_data(layer, physical);
+    value_blocks[static_cast<std::size_t>(b)] = pool_.value_data(layer, physical);
   }
-
-  // One (query, head) pair per item; every pair is independent.
-  const int64_t pairs = n_queries * n_heads_;
-  parallel_for(pairs, balanced_grain(pairs, 1), [&](int64_t first, int64_t last) {
-    thread_local std::vector<float> scores;
-    scores.resize(static_cast<std::size_t>(pos0 + n_queries));
-    for (int64_t pair = first; pair < last; ++pair) {
-      const int64_t t = pair / n_heads_;
-      const int h = static_cast<int>(pair % n_heads_);
-      {
-        const int64_t n_keys = pos0 + t + 1;  // causal: keys 0 … pos0 + t
-        const float* qh = qp + t * q_stride + h * head_dim;
-        const int64_t kv_offset = (h / group) * head_dim;  // the shared key/value head
-
-        // scores[j] = q·k_j / sqrt(D), block by block, and their maximum for a stable softmax.
-        float max_score = -std::numeric_limits<float>::infinity();
-        for (int64_t j0 = 0; j0 < n_keys; j0 += B) {
-          const float* rows = key_block[static_cast<std::size_t>(j0 / B)] + kv_offset;
-          const int64_t in_block = std::min(B, n_keys - j0);
-          for (int64_t o = 0; o < in_block; ++o) {
-            const float* kj = rows + o * kv_stride;
-            float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-            for (int64_t i = 0; i < head_dim; ++i) dot += qh[i] * kj[i];
-            scores[static_cast<std::size_t>(j0 + o)] = dot * scale;
-            max_score = std::max(max_score, dot * scale);
-          }
-        }
-        // softmax: p_j = exp(s_j - max) / Σ exp(s - max)
-        double sum = 0.0;
-        for (int64_t j = 0; j < n_keys; ++j) {
-          const float e = std::exp(scores[static_cast<std::size_t>(j)] - max_score);
-          scores[static_cast<std::size_t>(j)] = e;
-          sum += e;
-        }
-        const float inv_sum = static_cast<float>(1.0 / sum);
-        // out = Σ_j p_j · v_j, block by block
-        float* oh = op + t * q_stride + h * head_dim;
-        std::fill(oh, oh + head_dim, 0.0f);
-        for (int64_t j0 = 0; j0 < n_keys; j0 += B) {
-          const float* rows = value_block[static_cast<std::size_t>(j0 / B)] + kv_offset;
-          const int64_t in_block = std::min(B, n_keys - j0);
-          for (int64_t o = 0; o < in_block; ++o) {
-            const float p = scores[static_cast<std::size_t>(j0 + o)] * inv_sum;
-            const float* vj = rows + o * kv_stride;
-#pragma omp simd
-            for (int64_t i = 0; i < head_dim; ++i) oh[i] += p * vj[i];
-          }
-        }
-      }
-    }
-  });
+  const int64_t row_stride = int64_t{n_kv_heads_} * (q.dim(1) / n_heads_);  // H_kv·D floats per position
+  const cpu::KvRows rows{key_blocks, value_blocks, B, row_stride};
+  cpu::attention(q, rows, n_heads_, n_kv_heads_, pos0, out);
 }
+// the-change: end PagedKvCache::attend_in_place
 
 // The device-independent way: copy the sequence's rows out of its blocks into contiguous
 // [S, H_kv·D] tensors (S = pos0 + T), then the library's attention.

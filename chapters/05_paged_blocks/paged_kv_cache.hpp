@@ -5,14 +5,16 @@
 // step of T new positions pos0 … pos0+T−1:
 //
 //   write    k, v [T, H_kv·D] row by row into block blocks[p / B], row p % B
-//   attend   query t, head h, against keys 0 … pos0+t: the loop walks the table block by block
-//            and reads each key/value row where it lies — nothing is gathered into a contiguous
+//   attend   query t, head h, against keys 0 … pos0+t: attention reads each key/value row
+//            where it lies, through the block table — nothing is gathered into a contiguous
 //            copy. Query head h reads key/value head h / (H / H_kv), as in chapter 03.
 //
-// The arithmetic (dot products, max-subtracted softmax summed in double, the weighted sum of
-// values) is ops_cpu's attention statement for statement, in the same order; only the address
-// of key j changes. So the logits equal chapter 04's — bit for bit on the CPU, which
-// tests/stage/test_stage_05.cpp checks.
+// The arithmetic is not the chapter's: it is the library's CPU attention kernel
+// (lib/tensor/cpu_attention.hpp), the one ops::attention runs on chapter 04's contiguous cache.
+// The kernel asks a KvRows where row j lies; this cache answers "block j / B, row j % B" with
+// the blocks of its table. Same kernel, same operations in the same order, other addresses: so
+// the logits equal chapter 04's — bit for bit on the CPU, which tests/stage/test_stage_05.cpp
+// checks.
 //
 // Memory is taken from the pool before a step, in reserve(): the blocks for the new positions
 // and, when one of the blocks to be written is shared (a forked sample writing into its prompt's
@@ -20,7 +22,7 @@
 // attend, lets a scheduler that finds the pool empty preempt someone instead of failing halfway
 // through a forward pass.
 //
-// On a CUDA device the hand-written loop does not apply: attend gathers the sequence's rows
+// On a CUDA device the CPU kernel does not apply: attend gathers the sequence's rows
 // from its blocks into one contiguous tensor per layer (device-to-device copies) and calls
 // ops::attention — the memory savings hold, the in-place read is left to a paged kernel.
 #pragma once
@@ -38,7 +40,7 @@
 namespace infer {
 
 enum class PagedRead {
-  in_place,  // the CPU loop over the block table (default on the CPU)
+  in_place,  // the CPU kernel reads the rows through the block table (default on the CPU)
   gather,    // copy the rows into a contiguous tensor, then ops::attention (always on CUDA)
 };
 

@@ -171,6 +171,10 @@ CHANGES: dict[str, list] = {
         Text("Attention writes each new row into its block and reads every earlier one through the "
              "block table: position p lives in logical block p / B, row p % B."),
         Code(f"{CH05}/paged_kv_cache.cpp", "PagedKvCache::attend"),
+        Text("Reading in place needs no attention code of the chapter's own: the library's CPU kernel "
+             "(the one `ops::attention` runs on chapter 04's contiguous cache) asks a `KvRows` where "
+             "row j lies, and the cache answers with the blocks of its table."),
+        Code(f"{CH05}/paged_kv_cache.cpp", "PagedKvCache::attend_in_place"),
     ],
     CH06: [
         Text("Every weight matrix of the forward pass is a `Linear`. lib's `DenseLinear` keeps fp32 "

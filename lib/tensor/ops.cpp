@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "tensor/cpu_attention.hpp"
 #include "tensor/cuda/cuda_backend.hpp"
 #include "tensor/ops_cpu.hpp"
 

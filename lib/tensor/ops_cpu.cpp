@@ -163,64 +163,6 @@ void add_inplace(Tensor& x, const Tensor& y) {
   a += view1d(y);
 }
 
-void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, int n_kv_heads,
-               int64_t pos0, Tensor& out) {
-  const int64_t n_queries = q.dim(0);
-  const int64_t head_dim = q.dim(1) / n_heads;
-  const int64_t q_stride = q.dim(1), kv_stride = k.dim(1);
-  const int group = n_heads / n_kv_heads;  // query heads per key/value head
-  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  const float* qp = q.host<float>();
-  const float* kp = k.host<float>();
-  const float* vp = v.host<float>();
-  float* op = out.host<float>();
-
-  // One (query, head) pair per item; every pair is independent. In a causal prefill later
-  // queries see more keys, so the pairs are handed out in small chunks, not in halves.
-  const int64_t pairs = n_queries * n_heads;
-  parallel_for(pairs, balanced_grain(pairs, 1), [&](int64_t first, int64_t last) {
-    thread_local std::vector<float> scores;
-    scores.resize(static_cast<std::size_t>(pos0 + n_queries));
-    for (int64_t pair = first; pair < last; ++pair) {
-      const int64_t t = pair / n_heads;
-      const int h = static_cast<int>(pair % n_heads);
-      {
-        const int64_t n_keys = pos0 + t + 1;  // causal: keys 0 … pos0 + t
-        const float* qh = qp + t * q_stride + h * head_dim;
-        const int64_t kv_offset = (h / group) * head_dim;  // the shared key/value head
-
-        // scores[j] = q·k_j / sqrt(D), and their maximum for a stable softmax.
-        float max_score = -std::numeric_limits<float>::infinity();
-        for (int64_t j = 0; j < n_keys; ++j) {
-          const float* kj = kp + j * kv_stride + kv_offset;
-          float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-          for (int64_t i = 0; i < head_dim; ++i) dot += qh[i] * kj[i];
-          scores[static_cast<std::size_t>(j)] = dot * scale;
-          max_score = std::max(max_score, dot * scale);
-        }
-        // softmax: p_j = exp(s_j - max) / Σ exp(s - max)
-        double sum = 0.0;
-        for (int64_t j = 0; j < n_keys; ++j) {
-          const float e = std::exp(scores[static_cast<std::size_t>(j)] - max_score);
-          scores[static_cast<std::size_t>(j)] = e;
-          sum += e;
-        }
-        const float inv_sum = static_cast<float>(1.0 / sum);
-        // out = Σ_j p_j · v_j
-        float* oh = op + t * q_stride + h * head_dim;
-        std::fill(oh, oh + head_dim, 0.0f);
-        for (int64_t j = 0; j < n_keys; ++j) {
-          const float p = scores[static_cast<std::size_t>(j)] * inv_sum;
-          const float* vj = vp + j * kv_stride + kv_offset;
-#pragma omp simd
-          for (int64_t i = 0; i < head_dim; ++i) oh[i] += p * vj[i];
-        }
-      }
-    }
-  });
-}
-
 int32_t argmax(const Tensor& row) {
   const float* p = row.host<float>();
   return static_cast<int32_t>(std::max_element(p, p + row.numel()) - p);

@@ -18,8 +18,6 @@ void rmsnorm(const Tensor& x, const Tensor& weight, float eps, Tensor& y);
 void rope(Tensor& x, int n_heads, std::span<const int32_t> positions, float theta);
 void silu_mul(const Tensor& gate, const Tensor& up, Tensor& out);
 void add_inplace(Tensor& x, const Tensor& y);
-void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, int n_kv_heads,
-               int64_t pos0, Tensor& out);
 int32_t argmax(const Tensor& row);
 
 }  // namespace infer::cpu

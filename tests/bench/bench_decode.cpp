@@ -7,13 +7,20 @@
 //      chapter 01 (the whole sequence at every step), beside the ceiling this machine allows.
 //   3. Prefill is matrix-matrix work: a 256-token prefill's GFLOP/s beside a plain cblas_sgemm of
 //      the MLP's shape ([256, 576] × [1536, 576]ᵀ) on the same threads.
+//   4. Attention (issue: performance): in a 1 024-token prefill, attention takes ≤ 25% of the
+//      pass; and the decode step at contexts 128, 1 024 and 4 096 with the grouped cache of
+//      chapter 03, with attention's share of each step.
 #include <cblas.h>
 
 #include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "app/cli.hpp"
+#include "03_gqa/grouped_kv_cache.hpp"
 #include "cached_generate.hpp"
 #include "forward_cost.hpp"
 #include "kv_cache.hpp"
@@ -37,6 +44,45 @@ std::vector<int32_t> filler(const Tokenizer& tokenizer, int64_t n) {
 }
 
 std::string verdict(bool met) { return met ? "met" : "NOT met"; }
+
+// A KvStore that passes every call to another and adds up the seconds spent in them: the time
+// attention takes inside a real forward pass (writing the step's k, v rows into the cache, then
+// ops::attention over it), measured where it runs — not estimated from a separate call on
+// made-up shapes. The stopwatch's own cost (a clock read before and after each of the 30
+// layers' calls) is well under a microsecond per call.
+class TimedStore : public KvStore {
+ public:
+  explicit TimedStore(KvStore& inner) : inner_(inner) {}
+  void attend(int layer, int64_t pos0, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {
+    Stopwatch clock;
+    inner_.attend(layer, pos0, q, k, v, out);
+    seconds_ += clock.seconds();
+  }
+  double take_seconds() { return std::exchange(seconds_, 0.0); }
+
+ private:
+  KvStore& inner_;
+  double seconds_ = 0.0;
+};
+
+// Runs `pass` `repeats` times (after one warm-up) and returns the median pass time and the
+// median share of it spent in `store`'s attention, each share taken within one pass.
+struct PassTiming {
+  double pass_seconds = 0, attention_seconds = 0;
+};
+template <typename Pass>
+PassTiming time_with_attention(int repeats, TimedStore& store, Pass&& pass) {
+  pass();
+  std::vector<double> pass_s, attention_s;
+  for (int i = 0; i < repeats; ++i) {
+    store.take_seconds();
+    Stopwatch clock;
+    pass();
+    pass_s.push_back(clock.seconds());
+    attention_s.push_back(store.take_seconds());
+  }
+  return {median(pass_s), median(attention_s)};
+}
 
 }  // namespace
 
@@ -158,6 +204,52 @@ int main(int argc, char** argv) {
                              100.0 * (prefill_flops / t_prefill) / (sgemm_flops / t_sgemm),
                              format_bytes(4.0 * c.vocab_size * c.d_model)));
       t.add_note("and runs norms, RoPE, attention and SiLU between the products).");
+      t.print();
+      t.append_csv(o.csv_path);
+    }
+
+    // 4. Attention's share of a 1 024-token prefill, and of decode steps at longer contexts,
+    //    through chapter 03's grouped cache (the cache every later chapter uses). Each pass runs
+    //    through a TimedStore, so the attention time is measured inside the same pass.
+    {
+      constexpr int64_t kPrompt = 1024, kLongest = 4096;
+      Table t(fmt::format("4. Attention inside the pass, grouped cache, {} threads, median of {} (prefill) and {} (decode)",
+                          num_threads(), std::min(repeats, 3), repeats),
+              {"pass", "pass time", "attention", "share", "cache read/s"});
+      {
+        const std::vector<int32_t> prompt = filler(m.tokenizer, kPrompt);
+        GroupedKvCache cache(c, kPrompt);
+        TimedStore timed(cache);
+        const PassTiming p = time_with_attention(std::min(repeats, 3), timed, [&] {
+          cache.clear();
+          m.model.forward(prompt, 0, timed);
+        });
+        const double share = p.attention_seconds / p.pass_seconds;
+        t.add_row({fmt::format("prefill of {} tokens", kPrompt), format_seconds(p.pass_seconds), format_seconds(p.attention_seconds),
+                   fmt::format("{:.1f}%", 100.0 * share), ""});
+        t.add_note(fmt::format("target: prefill of 1 024 tokens, attention ≤ 25% of the pass — {}", verdict(share <= 0.25)));
+      }
+      {
+        const std::vector<int32_t> tokens_long = filler(m.tokenizer, kLongest + 1);
+        GroupedKvCache cache(c, kLongest + 1);
+        m.model.forward(std::span(tokens_long.data(), kLongest), 0, cache);  // positions 0 … 4 095, once
+        TimedStore timed(cache);
+        std::vector<std::vector<std::string>> rows;
+        for (const int64_t context : {kLongest, int64_t{1024}, int64_t{128}}) {  // longest first: truncate only shortens
+          const std::span<const int32_t> next(tokens_long.data() + context, 1);
+          const PassTiming p = time_with_attention(repeats, timed, [&] {
+            cache.truncate(context);  // forget the step's own position: every repeat decodes at `context`
+            m.model.forward(next, context, timed);
+          });
+          const double cache_bytes = static_cast<double>((context + 1) * 2 * c.n_layers * c.kv_width() * 4);
+          rows.push_back({fmt::format("decode step at context {}", context), format_seconds(p.pass_seconds),
+                          format_seconds(p.attention_seconds), fmt::format("{:.1f}%", 100.0 * p.attention_seconds / p.pass_seconds),
+                          fmt::format("{:.2f} GB/s", cache_bytes / p.attention_seconds / 1e9)});
+        }
+        for (auto row = rows.rbegin(); row != rows.rend(); ++row) t.add_row(*row);
+      }
+      t.add_note("attention: the seconds spent in the cache's attend (the step's k, v rows written, then ops::attention), summed");
+      t.add_note("over the 30 layers of the same pass; cache read/s: the keys and values attention reads (all layers), per second of it.");
       t.print();
       t.append_csv(o.csv_path);
     }

@@ -1,0 +1,102 @@
+// The CPU attention kernel's two exactness promises (tensor/cpu_attention.hpp), which chapter
+// 05 (paged = contiguous) and chapter 07 (a verification pass = decode steps) build on, and its
+// agreement with the textbook formula at the default model's head size.
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "tensor/cpu_attention.hpp"
+#include "tensor/ops.hpp"
+#include "tensor/tensor.hpp"
+
+using namespace infer;
+
+namespace {
+
+Tensor random_tensor(Shape shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  Tensor t(std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.host<float>()[i] = dist(rng);
+  return t;
+}
+
+bool same_bits(const float* a, const float* b, int64_t n) { return std::memcmp(a, b, static_cast<std::size_t>(n) * sizeof(float)) == 0; }
+
+}  // namespace
+
+TEST_CASE("attention at head size 64 equals the textbook formula", "[ops]") {
+  // The default model's shapes: 9 query heads over 3 key/value heads of 64; 20 queries after 11
+  // cached positions (two query blocks, the second partial).
+  const int H = 9, Hkv = 3, D = 64;
+  const int64_t pos0 = 11, T = 20, S = pos0 + T;
+  const Tensor q = random_tensor({T, H * D}, 1), k = random_tensor({S, Hkv * D}, 2), v = random_tensor({S, Hkv * D}, 3);
+  Tensor out({T, H * D});
+  ops::attention(q, k, v, H, Hkv, pos0, out);
+  for (int64_t t = 0; t < T; ++t)
+    for (int h = 0; h < H; ++h) {
+      const int g = h / (H / Hkv);
+      std::vector<double> p;
+      double mx = -1e300, z = 0;
+      for (int64_t j = 0; j <= pos0 + t; ++j) {
+        double s = 0;
+        for (int i = 0; i < D; ++i) s += double(q.host<float>()[t * H * D + h * D + i]) * k.host<float>()[j * Hkv * D + g * D + i];
+        p.push_back(s / std::sqrt(double(D)));
+        mx = std::max(mx, p.back());
+      }
+      for (double& s : p) z += (s = std::exp(s - mx));
+      for (int i = 0; i < D; ++i) {
+        double o = 0;
+        for (std::size_t j = 0; j < p.size(); ++j) o += p[j] / z * v.host<float>()[j * Hkv * D + g * D + static_cast<std::size_t>(i)];
+        const float got = out.host<float>()[t * H * D + h * D + i];
+        INFO("query " << t << " head " << h << " element " << i);
+        REQUIRE(std::fabs(got - o) <= 1e-6 + 1e-5 * std::fabs(o));
+      }
+    }
+}
+
+TEST_CASE("attention gives a query the same bits alone as among many", "[ops]") {
+  // 40 queries span three query blocks of the kernel; each must equal a one-query call at its
+  // own position (what a decode step computes), to the bit. D = 72 leaves a tail after the
+  // SIMD registers on every width.
+  for (const int D : {64, 72}) {
+    const int H = 9, Hkv = 3;
+    const int64_t pos0 = 5, T = 40, S = pos0 + T;
+    const Tensor q = random_tensor({T, H * D}, 4), k = random_tensor({S, Hkv * D}, 5), v = random_tensor({S, Hkv * D}, 6);
+    Tensor all({T, H * D}), one({1, H * D});
+    ops::attention(q, k, v, H, Hkv, pos0, all);
+    for (int64_t t = 0; t < T; ++t) {
+      ops::attention(q.row(t), k.rows(0, pos0 + t + 1), v.rows(0, pos0 + t + 1), H, Hkv, pos0 + t, one);
+      INFO("D = " << D << ", query " << t);
+      REQUIRE(same_bits(all.host<float>() + t * H * D, one.host<float>(), H * D));
+    }
+  }
+}
+
+TEST_CASE("attention through a block table gives the bits of contiguous rows", "[ops]") {
+  // The rows of k and v copied into blocks of 3 rows, laid out in a pool in scrambled order (as
+  // a paged cache's blocks are); the kernel finds them through the list of block starts.
+  const int H = 9, Hkv = 3, D = 64, B = 3;
+  const int64_t pos0 = 7, T = 18, S = pos0 + T, n_blocks = (S + B - 1) / B, width = Hkv * D;
+  const Tensor q = random_tensor({T, H * D}, 7), k = random_tensor({S, width}, 8), v = random_tensor({S, width}, 9);
+  std::vector<float> key_pool(static_cast<std::size_t>(n_blocks * B * width)), value_pool(key_pool.size());
+  std::vector<const float*> key_blocks, value_blocks;
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const int64_t slot = (b * 5) % n_blocks;  // 5 and 9 blocks share no factor: a permutation
+    float* kd = key_pool.data() + slot * B * width;
+    float* vd = value_pool.data() + slot * B * width;
+    for (int64_t o = 0; o < B && b * B + o < S; ++o) {
+      std::memcpy(kd + o * width, k.host<float>() + (b * B + o) * width, width * sizeof(float));
+      std::memcpy(vd + o * width, v.host<float>() + (b * B + o) * width, width * sizeof(float));
+    }
+    key_blocks.push_back(kd);
+    value_blocks.push_back(vd);
+  }
+  Tensor contiguous({T, H * D}), paged({T, H * D});
+  ops::attention(q, k, v, H, Hkv, pos0, contiguous);
+  cpu::attention(q, cpu::KvRows{key_blocks, value_blocks, B, width}, H, Hkv, pos0, paged);
+  REQUIRE(same_bits(contiguous.host<float>(), paged.host<float>(), T * H * D));
+}
