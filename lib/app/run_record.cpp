@@ -128,6 +128,7 @@ std::vector<std::string> settings_differences(const RunSettings& a, const RunSet
 }
 
 TopLogits top_logits(std::span<const float> logits, int k) {
+  if (k <= 0) return {};  // none asked for (greedy decoding in a benchmark): no work at all
   std::vector<int32_t> ids(logits.size());
   std::iota(ids.begin(), ids.end(), 0);
   const auto n = static_cast<std::ptrdiff_t>(std::min<std::size_t>(static_cast<std::size_t>(k), ids.size()));

@@ -53,34 +53,68 @@ std::vector<float> Sampler::distribution(std::span<const float> logits) const {
     p[static_cast<std::size_t>(argmax(logits))] = 1.0f;
     return p;
   }
-  // Candidates sorted by logit, most likely first (stable: ties keep the lower id first).
+  // softmax at temperature T: token i weighs e^((logit_i - max) / T)
+  double max_logit = 0.0;  // set below, from the sorted front when there is one
+  auto weight = [&](int32_t id) {
+    return std::exp((logits[static_cast<std::size_t>(id)] - max_logit) / params_.temperature);
+  };
+
+  // Top-k and top-p keep a prefix of the candidates sorted most likely first (ties: the lower id
+  // first). Only that prefix is ever needed: the k best, or the tokens that make up top_p of the
+  // probability (often a handful of the 49 152). So sort_front(m) sorts just the m best to the
+  // front: a short front with std::partial_sort (one pass over the rest against a heap of m,
+  // which rejects most tokens with one comparison), a long one with std::nth_element (O(V))
+  // and a sort of the m alone.
   std::vector<int32_t> order(n);
   std::iota(order.begin(), order.end(), 0);
-  std::size_t keep = params_.top_k > 0 ? std::min<std::size_t>(n, static_cast<std::size_t>(params_.top_k)) : n;
   auto by_logit = [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(), by_logit);
+  std::size_t sorted = 0;  // order[0 … sorted) holds the `sorted` best, in order
+  auto sort_front = [&](std::size_t m) {
+    m = std::min(m, n);
+    if (m <= sorted) return;
+    const auto first = order.begin() + static_cast<std::ptrdiff_t>(sorted), middle = order.begin() + static_cast<std::ptrdiff_t>(m);
+    if (m - sorted <= 256) {
+      std::partial_sort(first, middle, order.end(), by_logit);
+    } else {
+      std::nth_element(first, middle, order.end(), by_logit);
+      std::sort(first, middle, by_logit);
+    }
+    sorted = m;
+  };
 
-  // softmax over the kept candidates at temperature T
-  const double max_logit = logits[static_cast<std::size_t>(order[0])];
-  std::vector<double> w(keep);
+  // The candidates: the top_k best, or every token.
+  std::size_t keep = n;
   double total = 0.0;
-  for (std::size_t i = 0; i < keep; ++i) {
-    w[i] = std::exp((logits[static_cast<std::size_t>(order[i])] - max_logit) / params_.temperature);
-    total += w[i];
+  std::vector<double> w_by_id;  // every token's weight, when every token is a candidate
+  if (params_.top_k > 0) {
+    keep = std::min<std::size_t>(n, static_cast<std::size_t>(params_.top_k));
+    sort_front(keep);
+    max_logit = logits[static_cast<std::size_t>(order[0])];
+    for (std::size_t i = 0; i < keep; ++i) total += weight(order[i]);
+  } else {
+    max_logit = *std::max_element(logits.begin(), logits.end());
+    w_by_id.resize(n);
+    for (std::size_t id = 0; id < n; ++id) total += w_by_id[id] = weight(static_cast<int32_t>(id));
   }
-  // top-p: the smallest prefix whose probability reaches top_p
+  // top-p: the smallest prefix of the candidates whose probability reaches top_p. The sorted
+  // front starts at 64 tokens and grows fourfold whenever the prefix runs past it.
   if (params_.top_p < 1.0f) {
     double cumulative = 0.0;
     std::size_t cut = keep;
     for (std::size_t i = 0; i < keep; ++i) {
-      cumulative += w[i] / total;
+      if (i == sorted) sort_front(std::max<std::size_t>(64, 4 * sorted));
+      cumulative += weight(order[i]) / total;
       if (cumulative >= params_.top_p) { cut = i + 1; break; }
     }
     keep = cut;
-    total = std::accumulate(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(keep), 0.0);
+    total = 0.0;
+    for (std::size_t i = 0; i < keep; ++i) total += weight(order[i]);
   }
-  for (std::size_t i = 0; i < keep; ++i)
-    p[static_cast<std::size_t>(order[i])] = static_cast<float>(w[i] / total);
+  if (keep == n && sorted < n) {  // every token kept, in no particular order
+    for (std::size_t id = 0; id < n; ++id) p[id] = static_cast<float>(w_by_id[id] / total);
+  } else {
+    for (std::size_t i = 0; i < keep; ++i) p[static_cast<std::size_t>(order[i])] = static_cast<float>(weight(order[i]) / total);
+  }
   return p;
 }
 

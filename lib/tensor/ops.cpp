@@ -93,6 +93,8 @@ void rope(Tensor& x, int n_heads, std::span<const int32_t> positions, float thet
     fail("rope", fmt::format("width {} is not n_heads ({}) × an even head size", x.dim(1), n_heads));
   if (static_cast<int64_t>(positions.size()) != x.dim(0))
     fail("rope", fmt::format("{} positions for {} rows", positions.size(), x.dim(0)));
+  for (const int32_t p : positions)
+    if (p < 0) fail("rope", fmt::format("negative position {}", p));
   x.device().is_cpu() ? cpu::rope(x, n_heads, positions, theta)
                       : cuda::rope(x, n_heads, positions, theta);
 }

@@ -44,7 +44,7 @@ void rmsnorm(const Tensor& x, const Tensor& weight, float eps, Tensor& y);
 // Pairs are adjacent elements (x[2j], x[2j+1]) rotated by positions[i] · theta^(-2j/D): the
 // layout llama.cpp uses for the llama architecture (its converter permutes q/k weights so
 // that this matches the Hugging Face "rotate_half" layout of the original checkpoint).
-void rope(Tensor& x, int n_heads, std::span<const int32_t> positions, float theta);
+void rope(Tensor& x, int n_heads, std::span<const int32_t> positions, float theta);  // positions ≥ 0
 
 // out[N, F] = silu(gate) * up, silu(g) = g / (1 + e^-g)   (the SwiGLU activation)
 void silu_mul(const Tensor& gate, const Tensor& up, Tensor& out);

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -127,40 +129,114 @@ void rmsnorm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) {
   });
 }
 
-void rope(Tensor& x, int n_heads, std::span<const int32_t> positions, float theta) {
-  auto v = view2d(x);
-  const int64_t rows = x.dim(0);
-  const int64_t head_dim = x.dim(1) / n_heads;
+namespace {
+
+// The angles RoPE turns by, position · theta^(−2j/D), as float cos and sin tables [P, D/2] for
+// positions 0 … P−1 and the D/2 rotation planes j. Every row of q and k in every layer needs the
+// angles of its position: 60 rotations per generated token, each of which cost D/2 cos and sin
+// (and D/2 powers) in double. The table computes them once, in double exactly as that loop did, and rounds
+// them to float the same way, so a rotation gets the same bits as before.
+struct RopeTable {
+  float theta = 0;
+  int64_t head_dim = 0;
+  int64_t positions = 0;        // P: the table covers positions 0 … P−1
+  std::vector<float> cos, sin;  // [P, D/2]
+};
+
+RopeTable make_rope_table(float theta, int64_t head_dim, int64_t positions) {
+  const auto half = static_cast<std::size_t>(head_dim / 2);
+  RopeTable t{theta, head_dim, positions, {}, {}};
+  t.cos.resize(static_cast<std::size_t>(positions) * half);
+  t.sin.resize(t.cos.size());
   // Frequencies of the D/2 rotation planes: theta^(-2j/D), from fast (j = 0) to slow.
-  std::vector<double> inv_freq(static_cast<std::size_t>(head_dim / 2));
-  for (std::size_t j = 0; j < inv_freq.size(); ++j)
+  std::vector<double> inv_freq(half);
+  for (std::size_t j = 0; j < half; ++j)
     inv_freq[j] = std::pow(static_cast<double>(theta), -2.0 * static_cast<double>(j) / static_cast<double>(head_dim));
-  parallel_for(rows, balanced_grain(rows, 4), [&](int64_t first, int64_t last) {
-  for (int64_t r = first; r < last; ++r) {
-    for (std::size_t j = 0; j < inv_freq.size(); ++j) {
-      const double angle = positions[static_cast<std::size_t>(r)] * inv_freq[j];
-      const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
-      for (int h = 0; h < n_heads; ++h) {
-        const std::size_t i0 = static_cast<std::size_t>(h * head_dim) + 2 * j;
-        const float a = v(r, i0), b = v(r, i0 + 1);
-        v(r, i0) = a * c - b * s;
-        v(r, i0 + 1) = a * s + b * c;
-      }
+  for (int64_t p = 0; p < positions; ++p)
+    for (std::size_t j = 0; j < half; ++j) {
+      const double angle = static_cast<double>(p) * inv_freq[j];
+      t.cos[static_cast<std::size_t>(p) * half + j] = static_cast<float>(std::cos(angle));
+      t.sin[static_cast<std::size_t>(p) * half + j] = static_cast<float>(std::sin(angle));
     }
+  return t;
+}
+
+// The table for (theta, D) covering at least positions 0 … max_position. One table per (theta, D)
+// serves every model and thread of the program (a draft and a target model share it). A table
+// handed out is never changed: when a later position needs more, a table twice as long (at least
+// 1024 positions) replaces it, and a caller still holding the old one keeps a valid table.
+std::shared_ptr<const RopeTable> rope_table(float theta, int64_t head_dim, int64_t max_position) {
+  static std::mutex mutex;
+  static std::vector<std::shared_ptr<const RopeTable>> tables;  // one per (theta, D)
+  std::lock_guard<std::mutex> lock(mutex);
+  auto same_kind = [&](const auto& t) { return t->theta == theta && t->head_dim == head_dim; };
+  auto found = std::find_if(tables.begin(), tables.end(), same_kind);
+  if (found != tables.end() && max_position < (*found)->positions) return *found;
+  int64_t positions = std::max<int64_t>(1024, found != tables.end() ? 2 * (*found)->positions : 0);
+  while (positions <= max_position) positions *= 2;
+  auto grown = std::make_shared<const RopeTable>(make_rope_table(theta, head_dim, positions));
+  if (found != tables.end()) *found = grown;
+  else tables.push_back(grown);
+  return grown;
+}
+
+}  // namespace
+
+// Turns the D/2 pairs (head[2j], head[2j+1]) of one head by the angles whose cos and sin are
+// given. Each product is rounded to float before the sum, as RoPE always computed it here: left
+// to itself the compiler may fuse a product and a sum into one multiply-add instruction (one
+// rounding fewer), which would change the last bit of some q and k values, and through them the
+// logits. The attribute tells GCC not to; Clang fuses only within one expression, and every
+// product below is a statement of its own.
+#if defined(__GNUC__) && !defined(__clang__)
+[[gnu::optimize("fp-contract=off")]]
+#endif
+static void rotate_pairs(float* head, const float* cos, const float* sin, int64_t half) {
+  for (int64_t j = 0; j < half; ++j) {
+    const float a = head[2 * j], b = head[2 * j + 1];
+    const float a_cos = a * cos[j], b_sin = b * sin[j], a_sin = a * sin[j], b_cos = b * cos[j];
+    head[2 * j] = a_cos - b_sin;
+    head[2 * j + 1] = a_sin + b_cos;
   }
+}
+
+void rope(Tensor& x, int n_heads, std::span<const int32_t> positions, float theta) {
+  float* v = x.host<float>();
+  const int64_t rows = x.dim(0), width = x.dim(1);
+  const int64_t head_dim = width / n_heads, half = head_dim / 2;
+  const std::shared_ptr<const RopeTable> table =
+      rope_table(theta, head_dim, *std::max_element(positions.begin(), positions.end()));
+  parallel_for(rows, balanced_grain(rows, 4), [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r) {
+      const auto at = static_cast<std::size_t>(positions[static_cast<std::size_t>(r)] * half);
+      for (int h = 0; h < n_heads; ++h)  // every head of a row turns by its position's angles
+        rotate_pairs(v + r * width + h * head_dim, table->cos.data() + at, table->sin.data() + at, half);
+    }
   });
 }
 
+// out = silu(gate) · up elementwise, silu(g) = g / (1 + e^−g). std::exp is a library call per
+// element, which keeps this loop scalar; split over the threads, a prefill's [N, F] still costs
+// little beside the matrix products around it.
 void silu_mul(const Tensor& gate, const Tensor& up, Tensor& out) {
-  auto g = view1d(gate);
-  auto u = view1d(up);
-  auto o = view1d(out);
-  o = g / (1.0f + xt::exp(-g)) * u;
+  const float* g = gate.host<float>();
+  const float* u = up.host<float>();
+  float* o = out.host<float>();  // may be gate itself: each element is read before it is written
+  const int64_t n = gate.numel();
+  parallel_for(n, balanced_grain(n, 512), [&](int64_t first, int64_t last) {  // one decode token's F = 1536: 3 chunks
+    for (int64_t i = first; i < last; ++i) o[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+  });
 }
 
+// x += y elementwise (the residual adds).
 void add_inplace(Tensor& x, const Tensor& y) {
-  auto a = view1d(x);
-  a += view1d(y);
+  float* a = x.host<float>();
+  const float* b = y.host<float>();
+  const int64_t n = x.numel();
+  parallel_for(n, balanced_grain(n, 16384), [&](int64_t first, int64_t last) {
+#pragma omp simd
+    for (int64_t i = first; i < last; ++i) a[i] += b[i];
+  });
 }
 
 int32_t argmax(const Tensor& row) {

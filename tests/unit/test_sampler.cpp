@@ -1,6 +1,9 @@
 // Sampling: greedy, temperature, top-k and top-p, and reproducibility for a seed.
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -56,6 +59,71 @@ TEST_CASE("sampling is reproducible for a seed and matches the distribution", "[
     // within 5 standard deviations of the binomial
     const double expected = p[static_cast<std::size_t>(id)] * n;
     REQUIRE(std::fabs(counts[id] - expected) < 5 * std::sqrt(expected));
+  }
+}
+
+// The distribution the way it is easiest to read: sort every token by logit, then cut. The
+// sampler sorts only the front it needs (top-k, top-p); it must keep the same tokens with the
+// same probabilities.
+std::vector<float> full_sort_distribution(std::span<const float> logits, const SamplingParams& sp) {
+  const std::size_t n = logits.size();
+  std::vector<int32_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+  std::size_t keep = sp.top_k > 0 ? std::min<std::size_t>(n, static_cast<std::size_t>(sp.top_k)) : n;
+  std::vector<double> w(keep);
+  double total = 0.0;
+  for (std::size_t i = 0; i < keep; ++i) {
+    w[i] = std::exp((logits[static_cast<std::size_t>(order[i])] - static_cast<double>(logits[static_cast<std::size_t>(order[0])])) /
+                    sp.temperature);
+    total += w[i];
+  }
+  if (sp.top_p < 1.0f) {
+    double cumulative = 0.0;
+    std::size_t cut = keep;
+    for (std::size_t i = 0; i < keep; ++i) {
+      cumulative += w[i] / total;
+      if (cumulative >= sp.top_p) { cut = i + 1; break; }
+    }
+    keep = cut;
+    total = std::accumulate(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(keep), 0.0);
+  }
+  std::vector<float> p(n, 0.0f);
+  for (std::size_t i = 0; i < keep; ++i) p[static_cast<std::size_t>(order[i])] = static_cast<float>(w[i] / total);
+  return p;
+}
+
+TEST_CASE("the sampler keeps the tokens and draws of a full sort, on random logits", "[sampling]") {
+  const std::vector<SamplingParams> settings{
+      {.temperature = 0.8f, .top_k = 40},
+      {.temperature = 0.8f, .top_p = 0.95f},
+      {.temperature = 0.8f, .top_k = 40, .top_p = 0.9f},
+      {.temperature = 1.5f, .top_p = 0.5f},
+      {.temperature = 0.8f, .top_k = 3000},
+      {.temperature = 1.0f},
+  };
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    std::mt19937_64 rng(seed);
+    // A peaked head and a long tail, like a language model's logits; rounding to 1/8 makes ties.
+    std::vector<float> logits(5000);
+    std::normal_distribution<float> tail(0.0f, 2.0f);
+    for (float& l : logits) l = std::round(tail(rng) * 8.0f) / 8.0f;
+    for (int i = 0; i < 5; ++i) logits[rng() % logits.size()] += 12.0f;
+    for (SamplingParams sp : settings) {
+      sp.seed = seed;
+      INFO("seed " << seed << ", T " << sp.temperature << ", top-k " << sp.top_k << ", top-p " << sp.top_p);
+      const std::vector<float> want = full_sort_distribution(logits, sp);
+      const std::vector<float> got = Sampler(sp).distribution(logits);
+      for (std::size_t i = 0; i < logits.size(); ++i) {
+        REQUIRE((got[i] == 0.0f) == (want[i] == 0.0f));  // the same tokens kept
+        // Exact with top-k; with every token a candidate, the softmax total is summed in id order
+        // rather than by rank, which may move the last bit.
+        REQUIRE(got[i] == Approx(want[i]).epsilon(sp.top_k > 0 ? 0.0 : 1e-6));
+      }
+      Sampler ours(sp), reference(sp);
+      for (int draw = 0; draw < 20; ++draw) REQUIRE(ours.sample(logits) == reference.draw(want));
+    }
   }
 }
 
