@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 @dataclass
 class Run:
     name: str                 # records/<chapter>-<name>.csv/.json/.log
-    quick: list               # arguments of the quick run
+    quick: list | None        # arguments of the quick run (None: a README run only, --full alone runs it)
     full: list | None = None  # arguments of the README's run (None: the same as quick)
     threads: bool = True      # False for a run that refuses -t (it measures nothing)
+    binary: str | None = None  # another binary than the chapter's, relative to the build folder
+                               # (a benchmark of tests/bench whose figures the README quotes)
 
 
 @dataclass
@@ -81,7 +83,8 @@ CHAPTERS = [
         runs=[Run("tables", ["--repeats", "2", "--growth-tokens", "128", "--workload-tokens", "64",
                              "--plot", "{out}/ch02_prefill_vs_decode.svg", "--scores-plot", "{out}/ch02_score_bytes.svg"],
                   ["--repeats", "5", "--plot", "{out}/ch02_prefill_vs_decode.svg",
-                   "--scores-plot", "{out}/ch02_score_bytes.svg"])],
+                   "--scores-plot", "{out}/ch02_score_bytes.svg"]),
+              Run("bench", None, [], binary="tests/bench/bench_decode")],
         plots=[Plot("tables", "3", "T", ["recompute", "with cache"], "Work to generate T tokens: recompute vs cache",
                     "tokens generated", "multiply-accumulates (G)", logx=True, logy=True),
                Plot("tables", "6", "C", ["step"], "One decode step against the cache length",
@@ -134,6 +137,7 @@ CHAPTERS = [
         "faster, at a measured cost in error, perplexity and agreement with the full model.",
         runs=[Run("quality", ["--eval-tokens", "512", "--agree-tokens", "16", "--answer-tokens", "12"],
                   []),
+              Run("quant", ["--quant", "nf4", "-n", "24"]),
               Run("speed", ["--speed", "--rounds", "1"], ["--speed", "--rounds", "3"]),
               Run("memory", ["--memory"], threads=False)],
         plots=[Plot("quality", "Quality", "bits/weight", ["perplexity"], "Perplexity against bits per weight",
@@ -155,7 +159,8 @@ CHAPTERS = [
         "tokens, faster exactly when the guesses are cheap and often right.",
         runs=[Run("tables", ["-n", "32", "--repeats", "1", "--drafts", "q8_0,q4_1,layers-10,lookup",
                              "--gammas", "1,2,4,6", "--plot", "{out}/ch07_speedup_vs_gamma.svg"],
-                  ["--plot", "{out}/ch07_speedup_vs_gamma.svg"])],
+                  ["--plot", "{out}/ch07_speedup_vs_gamma.svg"]),
+              Run("bench", None, [], binary="tests/bench/bench_speculative")],
         plots=[Plot("tables", "Each draft", "draft", ["speed-up", "predicted"],
                     "Each draft at γ = 4: measured and predicted speed-up", "", "× plain decoding", bars=True)],
         course=[CourseFigure("tokens kept per round at α = 0.3, γ = 4", "1.4", "tables", "Expected tokens", "0.3",

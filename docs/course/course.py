@@ -72,10 +72,13 @@ class Runner:
         self.records = out / "records"
         self.records.mkdir(parents=True, exist_ok=True)
 
-    def binary(self, name):
-        for path in self.build.glob(f"chapters/*/{name}"):
-            return path
-        fail(f"{name} not found under {self.build}/chapters; build first (cmake --build --preset default)")
+    def binary(self, name, path=None):
+        """A chapter's binary by name, or `path` under the build folder (a benchmark)."""
+        for found in ([self.build / path] if path else self.build.glob(f"chapters/*/{name}")):
+            if found.exists():
+                return found
+        fail(f"{path or name} not found under {self.build}; build first (cmake --build --preset default"
+             f"{' --target bench' if path and path.startswith('tests/bench') else ''})")
 
     def run(self, label, command, log):
         """Runs one command, its output to `log`; returns (exit status, seconds)."""
@@ -97,13 +100,16 @@ class Runner:
         results = []
         for run in chapter.runs:
             args = run.full if (full and run.full is not None) else run.quick
+            if args is None:  # a README run only
+                continue
             args = [a.replace("{out}", str(self.out)) for a in args]
             stem = self.records / f"{chapter.number}-{run.name}"
             for suffix in (".csv", ".json"):  # --csv appends: start from nothing
                 stem.with_suffix(suffix).unlink(missing_ok=True)
             threads = ["-t", str(self.threads)] if run.threads else []
-            command = [self.binary(chapter.binary), *args, *threads, "--csv", stem.with_suffix(".csv"), "--json", stem.with_suffix(".json")]
-            status, seconds, shown = self.run(f"{chapter.binary} ({run.name})", command, stem.with_suffix(".log"))
+            command = [self.binary(chapter.binary, run.binary), *args, *threads, "--csv", stem.with_suffix(".csv"), "--json", stem.with_suffix(".json")]
+            label = Path(run.binary).name if run.binary else chapter.binary
+            status, seconds, shown = self.run(f"{label} ({run.name})", command, stem.with_suffix(".log"))
             results.append({"chapter": chapter.number, "run": run.name, "command": shown,
                             "status": status, "seconds": seconds})
         return results
