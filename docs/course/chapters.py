@@ -174,7 +174,13 @@ CHAPTERS = [
                              "--eval-tokens", "256", "--repeats", "1", "-n", "16",
                              "--out", "{out}/ch08_student.gguf", "--plot", "{out}/ch08_loss_curves.svg"],
                   ["--tokens", "8192", "--student-layers", "20,12",
-                   "--out", "{out}/ch08_student.gguf", "--plot", "{out}/ch08_loss_curves.svg"])],
+                   "--out", "{out}/ch08_student.gguf", "--plot", "{out}/ch08_loss_curves.svg"]),
+              # The student the run above wrote, loaded by chapter 03's binary like any model file.
+              # (one depth writes --out itself; several write one file per depth, named -L<layers>).
+              Run("student", ["-m", "{out}/ch08_student.gguf", "--no-eval", "-n", "16",
+                              "-p", "And Naomi said to her daughters-in-law,"],
+                  ["-m", "{out}/ch08_student-L20.gguf", "--no-eval", "-n", "16",
+                   "-p", "And Naomi said to her daughters-in-law,"], binary="chapters/03_gqa/ch03_gqa")],
         course=[CourseFigure("top-1 ÷ top-3 probability at T = 1 (\"In the beginning God created the\")", "2.24",
                              "tables", "Soft labels", "In the beginning", "p1/p3 at T=1",
                              "the course's phrase and model differ; the rule p_T ratio = ratio^(1/T) is exact"),

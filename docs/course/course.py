@@ -22,6 +22,7 @@ import io
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -82,7 +83,7 @@ class Runner:
 
     def run(self, label, command, log):
         """Runs one command, its output to `log`; returns (exit status, seconds)."""
-        shown = " ".join(str(c) for c in command).replace(str(ROOT) + "/", "")
+        shown = " ".join(shlex.quote(str(c)) for c in command).replace(str(ROOT) + "/", "")
         print(f"  {label:<44} ", end="", flush=True)
         start = time.monotonic()
         with open(log, "w") as f:
@@ -96,11 +97,11 @@ class Runner:
         print(f"{seconds:6.1f} s" + ("" if status == 0 else f"   FAILED (exit {status}; see {log})"), flush=True)
         return status, seconds, shown
 
-    def chapter_runs(self, chapter, full):
+    def chapter_runs(self, chapter, full, only=()):
         results = []
         for run in chapter.runs:
             args = run.full if (full and run.full is not None) else run.quick
-            if args is None:  # a README run only
+            if args is None or (only and run.name not in only):  # a README run only, or not asked for
                 continue
             args = [a.replace("{out}", str(self.out)) for a in args]
             stem = self.records / f"{chapter.number}-{run.name}"
@@ -376,6 +377,8 @@ def main():
     parser.add_argument("--out", type=Path, default=None, help="where the records and pages go (default BUILD/course)")
     parser.add_argument("--full", action="store_true", help="the READMEs' longer runs instead of the quick ones")
     parser.add_argument("--chapters", default="", help="only these chapters, e.g. 01,02 (default: all)")
+    parser.add_argument("--runs", default="", help="with --chapters: only these runs of them, e.g. student "
+                        "(the names in docs/course/chapters.py; the other runs keep their last records)")
     parser.add_argument("--no-stages", action="store_true", help="skip the stage-to-stage comparison")
     parser.add_argument("--report-only", action="store_true", help="only rebuild the pages from the last run's records")
     parser.add_argument("--update-readmes", action="store_true",
@@ -398,6 +401,11 @@ def main():
     unknown = [w for w in wanted if w not in {c.number for c in CHAPTERS}]
     if unknown:
         parser.error(f"--chapters: no chapter {', '.join(unknown)} (there are {', '.join(c.number for c in CHAPTERS)})")
+    only_runs = {r.strip() for r in args.runs.split(",") if r.strip()}
+    if only_runs:
+        known = {run.name for c in CHAPTERS if c.number in wanted for run in c.runs}
+        if not wanted or only_runs - known:
+            parser.error(f"--runs needs --chapters and names of their runs ({', '.join(sorted(known)) or 'none'})")
     if shutil.which("gnuplot") is None:
         fail("gnuplot not found (Debian: gnuplot-nox; ./setup.sh --deps-only installs it)")
     try:
@@ -422,7 +430,7 @@ def main():
         runs = []
         for chapter in CHAPTERS:
             if not wanted or chapter.number in wanted:
-                runs += runner.chapter_runs(chapter, args.full)
+                runs += runner.chapter_runs(chapter, args.full, only_runs)
         stage_runs = [] if args.no_stages else (print("  stage to stage:") or runner.stages())
         for r in runs:
             r["mode"] = mode
@@ -430,7 +438,8 @@ def main():
                     "total_seconds": time.monotonic() - start}
         if wanted and manifest_path.exists():  # a few chapters again: keep the others' records
             old = json.loads(manifest_path.read_text())
-            manifest["runs"] = [r for r in old["runs"] if r["chapter"] not in wanted] + runs
+            again = {(r["chapter"], r["run"]) for r in runs}
+            manifest["runs"] = [r for r in old["runs"] if (r["chapter"], r["run"]) not in again] + runs
             manifest["runs"].sort(key=lambda r: r["chapter"])
             if args.no_stages:
                 manifest["stage_runs"] = old.get("stage_runs", [])
