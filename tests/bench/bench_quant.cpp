@@ -7,9 +7,20 @@
 //      machine's measured read bandwidth.
 // fp32 and the five packed models are timed in turn, round after round (kernel_speed.hpp), so a
 // machine busy with something else slows them alike and the ratios stay comparable.
+//
+// tests/bench/compare_llama_cpp.py runs this binary once per round, between rounds of llama.cpp on
+// the same files, with the flags below: --formats (which packed models besides fp32), --context,
+// --prefill, --json (the figures), and once --check-packing (are our Q8_0 / Q4_1 bytes llama.cpp's?).
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "app/cli.hpp"
+#include "gguf/gguf_file.hpp"
 #include "kernel_speed.hpp"
 #include "measure/bandwidth.hpp"
 #include "measure/table.hpp"
@@ -21,6 +32,42 @@ using namespace infer::quant;
 namespace {
 
 std::string verdict(bool met) { return met ? "met" : "NOT met"; }
+
+// Packs every Q8_0 or Q4_1 matrix of `other` the way our kernels would — the same-named tensor
+// of `source` (the -m file) read as fp32, through scheme_for(format) — and compares the bytes
+// with the file's. When `other` was quantized from `source` by llama.cpp, equal bytes mean that
+// both engines multiply by exactly the same weights. Prints one line; returns the counts as JSON.
+nlohmann::json check_packing(const gguf::GgufFile& source, const std::string& other_path) {
+  const gguf::GgufFile other = gguf::GgufFile::open(other_path);
+  int matrices = 0, equal = 0, other_types = 0;
+  std::string first_difference;
+  for (const gguf::TensorInfo& t : other.tensors()) {
+    if (t.dims.size() != 2) continue;  // norms: vectors, kept in fp32 by both engines
+    PackedFormat format;
+    if (t.type == gguf::GgmlType::Q8_0)
+      format = PackedFormat::q8_0;
+    else if (t.type == gguf::GgmlType::Q4_1)
+      format = PackedFormat::q4_1;
+    else {
+      ++other_types;  // a matrix llama.cpp kept in another type: we would pack it differently
+      if (first_difference.empty()) first_difference = fmt::format("{} is not Q8_0 or Q4_1", t.name);
+      continue;
+    }
+    ++matrices;
+    const int64_t cols = static_cast<int64_t>(t.dims[0]), rows = static_cast<int64_t>(t.dims[1]);
+    const std::vector<float> values = gguf::dequantize(source.tensor(t.name));  // [rows, cols] fp32
+    const PackedMatrix ours = scheme_for(format)->quantize(values, rows, cols);
+    if (ours.bytes.size() == t.n_bytes && std::memcmp(ours.bytes.data(), t.data, t.n_bytes) == 0)
+      ++equal;
+    else if (first_difference.empty())
+      first_difference = fmt::format("{} differs", t.name);
+  }
+  fmt::print("{}: our packing of {} reproduces {} of its {} Q8_0/Q4_1 matrices byte for byte; "
+             "{} matrices in other types{}\n", other_path, source.path(), equal, matrices, other_types,
+             first_difference.empty() ? "" : " (first: " + first_difference + ")");
+  return {{"file", other_path}, {"matrices", matrices}, {"equal", equal}, {"other_types", other_types},
+          {"first_difference", first_difference}};
+}
 
 }  // namespace
 
@@ -35,12 +82,47 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000))->capture_default_str();
   app.add_option("--steps", s.decode_steps, "decode steps timed per model per round")
       ->check(CLI::Range(1, 1000))->capture_default_str();
+  app.add_option("--context", s.context, "decode: tokens already in the cache")->check(CLI::Range(1, 8191))->capture_default_str();
+  app.add_option("--prefill", s.prefill_tokens, "prefill: tokens in one pass")->check(CLI::Range(1, 8192))->capture_default_str();
+  std::vector<std::string> format_flags;
+  for (PackedFormat f : kPackedFormats) format_flags.push_back(format_flag(f));
+  app.add_option("--formats", format_flags, "packed formats timed beside fp32, comma-separated")
+      ->delimiter(',')->capture_default_str();
+  std::vector<std::string> packing_files;
+  app.add_option("--check-packing", packing_files, "only compare our packing of -m's matrices with FILE's Q8_0/Q4_1 "
+                 "tensors (quantized from the same -m file, e.g. by llama.cpp), byte for byte, and exit")
+      ->check(CLI::ExistingFile);
   return run_main(app, argc, argv, [&] {
+    std::vector<PackedFormat> formats;
+    for (const std::string& flag : format_flags) {
+      const std::optional<PackedFormat> f = parse_format_flag(flag);
+      if (!f) throw UsageError(fmt::format("--formats: unknown scheme '{}' (int8, int4-g128, nf4, q8_0, q4_1)", flag));
+      formats.push_back(*f);
+    }
+    nlohmann::json figures;
+    auto write_json = [&] {
+      if (o.json_path.empty()) return;
+      std::ofstream(o.json_path) << figures.dump(2) << '\n';
+    };
+    if (!packing_files.empty()) {
+      check_common_options(o);
+      const gguf::GgufFile source = gguf::GgufFile::open(o.model_path);
+      for (const std::string& path : packing_files) figures["packing"].push_back(check_packing(source, path));
+      write_json();
+      return;
+    }
     LoadedModel m = load_model(o);
     const BandwidthResult bw = measure_read_bandwidth();
     fmt::print("{} threads, measured read bandwidth {:.2f} GB/s\n\n", num_threads(), bw.bytes_per_second / 1e9);
-    const std::vector<SpeedRow> rows =
-        measure_speed(m.model, m.tokenizer, std::vector<PackedFormat>(kPackedFormats.begin(), kPackedFormats.end()), s);
+    const std::vector<SpeedRow> rows = measure_speed(m.model, m.tokenizer, formats, s);
+    figures["machine"] = {{"threads", num_threads()}, {"read_bandwidth_bytes_per_s", bw.bytes_per_second}};
+    for (const SpeedRow& r : rows)
+      figures["speed"].push_back({{"scheme", r.scheme}, {"flag", r.flag}, {"model_bytes", r.model_bytes},
+                                  {"bits_per_weight", r.bits_per_weight}, {"bytes_per_token", r.bytes_per_token},
+                                  {"decode_seconds", r.decode_seconds}, {"prefill_seconds", r.prefill_seconds},
+                                  {"context", s.context}, {"prefill_tokens", s.prefill_tokens},
+                                  {"rounds", s.rounds}, {"decode_steps", s.decode_steps}});
+    write_json();
     const Table speed = speed_table(rows, s, bw);
     speed.print();
     speed.append_csv(o.csv_path);

@@ -18,8 +18,9 @@ embedding/output matrix included (llama.cpp's "pure" mode), as our --quant packs
 --llama-defaults keeps llama.cpp's choice instead (the tied embedding becomes Q6_K for Q4_1).
 The model file the course ships (projections Q4_1, embedding Q8_0) is timed too, as is.
 
-llama.cpp comes from the llama-cpp-python package (pip install llama-cpp-python), through its
-low-level ctypes API: the library it bundles, built for this machine's CPU when pip built it.
+llama.cpp comes from the llama-cpp-python package, through its low-level ctypes API: the library
+it bundles, built for this machine's CPU when pip built it from the source package (the command is
+in compare_llama_cpp.py, which times our engine and this one on the same files in one run).
 With --llama-bench PATH, llama.cpp's own llama-bench binary (built from the same package's
 vendor/llama.cpp) also runs, on the same files, as a cross-check (`-p 256 -n 0`, and `-p 0 -n 16
 -d 128`: its decode figure averages 16 generated tokens after a 128-token context).

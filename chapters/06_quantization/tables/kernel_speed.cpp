@@ -76,6 +76,9 @@ std::vector<SpeedRow> measure_speed(Llama& model, const Tokenizer& tokenizer, co
     k.prefill_cache = std::make_unique<GroupedKvCache>(c, o.prefill_tokens, k.model->device());
     (void)k.model->forward(prompt, 0, *k.decode_cache);
     (void)k.model->forward(next, o.context, *k.decode_cache);  // warm-up step
+    // A warm-up prefill too: the first pass of a longer prompt grows the activation buffers and
+    // touches their pages, a cost paid once per model, not per prefill (bench_quant --rounds 1 times one).
+    (void)k.model->forward(long_prompt, 0, *k.prefill_cache);
   }
 
   ProgressBar bar(fmt::format("timing {} models, {} rounds", all.size(), o.rounds), o.rounds * std::ssize(all));
