@@ -38,7 +38,7 @@ inline PackedTestMatrix packed_test_matrix(quant::PackedFormat format, PackedSha
   std::normal_distribution<float> dist(0.0f, 1.0f);
   std::vector<float> w(static_cast<std::size_t>(s.rows * s.cols));
   for (int64_t r = 0; r < s.rows; ++r)
-    for (int64_t c = 0; c < s.cols; ++c) w[static_cast<std::size_t>(r * s.cols + c)] = 0.02f * (1.0f + r % 5) * dist(rng);
+    for (int64_t c = 0; c < s.cols; ++c) w[r * s.cols + c] = 0.02f * (1.0f + r % 5) * dist(rng);
   for (std::size_t i = 0; i < w.size(); i += 97) w[i] *= 8.0f;
   const auto scheme = quant::scheme_for(format);
   PackedTestMatrix m{scheme->quantize(w, s.rows, s.cols), std::vector<float>(w.size())};
@@ -65,7 +65,7 @@ double worst_relative_error(const PackedTestMatrix& m, std::span<const float> x,
     for (int64_t r = 0; r < rows; ++r) {
       double exact = 0.0, magnitude = 0.0;
       for (int64_t c = 0; c < cols; ++c) {
-        const double term = static_cast<double>(x[static_cast<std::size_t>(t * cols + c)]) * m.w_hat[static_cast<std::size_t>(r * cols + c)];
+        const double term = static_cast<double>(x[t * cols + c]) * m.w_hat[r * cols + c];
         exact += term;
         magnitude += std::fabs(term);
       }

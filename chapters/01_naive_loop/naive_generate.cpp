@@ -26,11 +26,11 @@ Generation generate_naive(Llama& model, const Tokenizer& tokenizer, std::vector<
     Stopwatch clock;
     // The whole sequence, every time: positions 0 … T-1, logits for the last one only.
     const Tensor logits = model.forward(tokens, 0, no_cache).to(Device::cpu());
-    const std::span<const float> last(logits.host<float>(), static_cast<std::size_t>(logits.numel()));
+    const std::span<const float> last(logits.host<float>(), logits.numel());
     const int32_t next = sampler.sample(last);
     StepRecord record{next, top_logits(last, options.top_logits), clock.seconds()};
 
-    const auto seq_len = static_cast<int64_t>(tokens.size());
+    const auto seq_len = std::ssize(tokens);
     gen.costs.push_back({seq_len, 0, op_counters().total(), forward_cost(model.config(), seq_len, 0, 1).total()});
     gen.steps.push_back(record);
     if (on_token) on_token(record);

@@ -18,12 +18,12 @@ Generation generate_cached(Llama& model, const Tokenizer& tokenizer, const std::
     Stopwatch clock;
     // the-change: begin decode_step
     const Tensor logits = model.forward(feed, pos, cache).to(Device::cpu());
-    const std::span<const float> last(logits.host<float>(), static_cast<std::size_t>(logits.numel()));
+    const std::span<const float> last(logits.host<float>(), logits.numel());
     const int32_t next = sampler.sample(last);
     // the-change: end decode_step
     StepRecord record{next, top_logits(last, options.top_logits), clock.seconds()};
 
-    const auto n_new = static_cast<int64_t>(feed.size());
+    const auto n_new = std::ssize(feed);
     gen.costs.push_back({n_new, pos, op_counters().total(), forward_cost(model.config(), n_new, pos, 1).total()});
     gen.steps.push_back(record);
     if (on_token) on_token(record);

@@ -48,14 +48,14 @@ void KvCache::attend(int layer, int64_t pos0, const Tensor& q, const Tensor& k, 
   if (pos0 + n_new > max_tokens_)
     throw std::out_of_range(fmt::format("KvCache: positions up to {} do not fit a capacity of {}",
                                         pos0 + n_new - 1, max_tokens_));
-  Tensor& keys = keys_[static_cast<std::size_t>(layer)];
-  Tensor& values = values_[static_cast<std::size_t>(layer)];
+  Tensor& keys = keys_[layer];
+  Tensor& values = values_[layer];
   Tensor key_slots = keys.rows(pos0, n_new), value_slots = values.rows(pos0, n_new);
   store(k, v, key_slots, value_slots);
   // Attend over positions 0 … pos0+n_new-1. Query head h reads stored head
   // h / (H / stored_heads): its own copy here, the shared head in chapter 03.
   ops::attention(q, keys.rows(0, pos0 + n_new), values.rows(0, pos0 + n_new), n_heads_, stored_heads_, pos0, out);
-  if (layer == static_cast<int>(keys_.size()) - 1) length_ = pos0 + n_new;
+  if (layer == std::ssize(keys_) - 1) length_ = pos0 + n_new;
 }
 // the-change: end KvCache::attend
 

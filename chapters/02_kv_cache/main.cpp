@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       const int64_t before = memory_stats(dev).current_bytes;
       reset_peak_memory(dev);
-      KvCache cache(m.model.config(), static_cast<int64_t>(record.prompt_ids.size()) + o.n_predict, dev);
+      KvCache cache(m.model.config(), std::ssize(record.prompt_ids) + o.n_predict, dev);
       cached.gen = generate_cached(m.model, m.tokenizer, record.prompt_ids, cache, sampler, gen_options, std::ref(stream));
       cached.peak_bytes = memory_stats(dev).peak_bytes - before;
       cached.cache_bytes = static_cast<int64_t>(cache.bytes());
@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
     LoopRun naive;
     {
       Sampler sampler(o.sampling);
-      ProgressBar bar("chapter 01's loop on the same generation", static_cast<int64_t>(g.steps.size()));
+      ProgressBar bar("chapter 01's loop on the same generation", std::ssize(g.steps));
       const int64_t before = memory_stats(dev).current_bytes;
       reset_peak_memory(dev);
       naive.gen = generate_naive(m.model, m.tokenizer, record.prompt_ids, sampler, gen_options, [&](const StepRecord&) { bar.advance(); });

@@ -18,10 +18,10 @@ void repeat_heads(const Tensor& x, int n_kv_heads, int repeats, Tensor& out) {
   // Seen as one head per row, x is [T·H_kv, D] and out [T·H_kv·r, D]: row t·H_kv·r + h of out
   // is row t·H_kv + h / r of x.
   const int64_t rows = x.dim(0), head_dim = x.dim(1) / n_kv_heads, out_heads = int64_t{n_kv_heads} * repeats;
-  std::vector<int32_t> source(static_cast<std::size_t>(rows * out_heads));
+  std::vector<int32_t> source(rows * out_heads);
   for (int64_t t = 0; t < rows; ++t)
     for (int64_t h = 0; h < out_heads; ++h)
-      source[static_cast<std::size_t>(t * out_heads + h)] = static_cast<int32_t>(t * n_kv_heads + h / repeats);
+      source[t * out_heads + h] = static_cast<int32_t>(t * n_kv_heads + h / repeats);
   Tensor heads_out = out.reshape({rows * out_heads, head_dim});
   embedding(x.reshape({rows * n_kv_heads, head_dim}), source, heads_out);
 }

@@ -51,7 +51,7 @@ double TextEvaluation::perplexity() const { return std::exp(mean_nll()); }
 double TextEvaluation::greedy_accuracy(std::span<const int32_t> tokens) const {
   int64_t hits = 0;
   for (std::size_t i = 0; i < greedy.size(); ++i)
-    hits += greedy[i] == tokens[static_cast<std::size_t>(positions[i])] ? 1 : 0;
+    hits += greedy[i] == tokens[positions[i]] ? 1 : 0;
   return greedy.empty() ? 0.0 : static_cast<double>(hits) / static_cast<double>(greedy.size());
 }
 
@@ -67,14 +67,14 @@ void check(const Llama& model, int64_t n, const EvalOptions& o) {
 }  // namespace
 
 TextEvaluation evaluate_text(Llama& model, std::span<const int32_t> tokens, const EvalOptions& o) {
-  check(model, static_cast<int64_t>(tokens.size()), o);
-  GroupedKvCache cache(model.config(), std::min(o.window, static_cast<int64_t>(tokens.size())), model.device());
+  check(model, std::ssize(tokens), o);
+  GroupedKvCache cache(model.config(), std::min(o.window, std::ssize(tokens)), model.device());
   return evaluate_text(model, tokens, cache, [&] { cache.clear(); }, o);
 }
 
 TextEvaluation evaluate_text(Llama& model, std::span<const int32_t> tokens, KvStore& cache,
                              const std::function<void()>& clear, const EvalOptions& o) {
-  const int64_t n = static_cast<int64_t>(tokens.size());
+  const int64_t n = std::ssize(tokens);
   check(model, n, o);
   const int64_t vocab = model.config().vocab_size;
   TextEvaluation result;
@@ -88,7 +88,7 @@ TextEvaluation evaluate_text(Llama& model, std::span<const int32_t> tokens, KvSt
     ++result.windows;
     for (int64_t c0 = 0; c0 < len; c0 += o.chunk) {
       const int64_t m = std::min(o.chunk, len - c0);
-      const Tensor logits = model.forward(tokens.subspan(static_cast<std::size_t>(start + c0), static_cast<std::size_t>(m)),
+      const Tensor logits = model.forward(tokens.subspan(start + c0, m),
                                           c0, cache, /*all_logits=*/true)
                                 .to(Device::cpu());
       const float* rows = logits.host<float>();
@@ -105,7 +105,7 @@ TextEvaluation evaluate_text(Llama& model, std::span<const int32_t> tokens, KvSt
           if (row[v] > max_logit) max_logit = row[v], best = static_cast<int32_t>(v);
         double sum = 0;
         for (int64_t v = 0; v < vocab; ++v) sum += std::exp(static_cast<double>(row[v]) - max_logit);
-        const int32_t target = tokens[static_cast<std::size_t>(target_pos)];
+        const int32_t target = tokens[target_pos];
         result.nll.push_back(std::log(sum) - (static_cast<double>(row[target]) - max_logit));
         result.greedy.push_back(best);
         result.positions.push_back(target_pos);

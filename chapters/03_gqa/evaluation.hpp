@@ -42,7 +42,7 @@ struct TextEvaluation {
   std::vector<int32_t> greedy;     // the model's most likely token at each predicted position
   double seconds = 0;
 
-  int64_t count() const { return static_cast<int64_t>(nll.size()); }
+  int64_t count() const { return std::ssize(nll); }
   double mean_nll() const;    // nats per token
   double perplexity() const;  // exp(mean_nll)
   double greedy_accuracy(std::span<const int32_t> tokens) const;  // greedy == the actual next token

@@ -36,7 +36,7 @@ namespace {
 void run_demo(LoadedModel& m, const CommonOptions& o, RunRecord& record) {
   const LlamaConfig& c = m.model.config();
   record.prompt_ids = encode_prompt(m, o);
-  const int64_t capacity = static_cast<int64_t>(record.prompt_ids.size()) + o.n_predict;
+  const int64_t capacity = std::ssize(record.prompt_ids) + o.n_predict;
   const GenerateOptions options{.n_predict = o.n_predict, .stop_at_end = true, .top_logits = 5};
 
   GroupedKvCache grouped(c, capacity, m.model.device());

@@ -16,14 +16,14 @@ Tensor pool_heads(const Tensor& w, int n_heads, int new_heads) {
   const int64_t head_dim = w.dim(0) / n_heads, in = w.dim(1);
   const int r = n_heads / new_heads;  // old heads per new head
   const std::vector<float> src = w.to_vector();
-  std::vector<float> dst(static_cast<std::size_t>(new_heads * head_dim * in), 0.0f);
-  const auto row_elems = static_cast<std::size_t>(head_dim * in);  // one head's block of rows
+  std::vector<float> dst(new_heads * head_dim * in, 0.0f);
+  const int64_t row_elems = head_dim * in;  // one head's block of rows
   for (int j = 0; j < new_heads; ++j) {
-    float* out = dst.data() + static_cast<std::size_t>(j) * row_elems;
+    float* out = dst.data() + j * row_elems;
     // Sum in double, then divide: the mean of r blocks, rounded once.
-    for (std::size_t e = 0; e < row_elems; ++e) {
+    for (int64_t e = 0; e < row_elems; ++e) {
       double sum = 0.0;
-      for (int i = 0; i < r; ++i) sum += src[static_cast<std::size_t>(j * r + i) * row_elems + e];
+      for (int i = 0; i < r; ++i) sum += src[(j * r + i) * row_elems + e];
       out[e] = static_cast<float>(sum / r);
     }
   }

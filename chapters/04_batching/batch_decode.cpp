@@ -17,7 +17,7 @@ void BatchDecoder::admit(const Request& r, int new_tokens) {
   if (sequences_.count(r.id) != 0) throw std::logic_error(fmt::format("request {} admitted twice", r.id));
   // The last generated token is sampled but never fed back, so prompt + new_tokens − 1
   // positions are ever stored.
-  const auto capacity = static_cast<int64_t>(r.prompt.size()) + new_tokens - 1;
+  const auto capacity = std::ssize(r.prompt) + new_tokens - 1;
   if (capacity > model_.config().context_length)
     throw std::invalid_argument(fmt::format("request {}: {} prompt + {} new tokens exceed the context length {}", r.id,
                                             r.prompt.size(), new_tokens, model_.config().context_length));
@@ -41,11 +41,11 @@ std::vector<int32_t> BatchDecoder::step(std::span<Request* const> batch) {
     seqs.push_back(&s);
     chunks.push_back({s.feed, s.pos, s.cache.get(), /*all_logits=*/false});
     samplers.push_back(&s.sampler);
-    last_step_tokens_ += static_cast<int64_t>(s.feed.size());
+    last_step_tokens_ += std::ssize(s.feed);
   }
   const std::vector<int32_t> next = forward_and_sample(model_, chunks, samplers);
   for (std::size_t i = 0; i < seqs.size(); ++i) {
-    seqs[i]->pos += static_cast<int64_t>(seqs[i]->feed.size());
+    seqs[i]->pos += std::ssize(seqs[i]->feed);
     seqs[i]->feed.assign(1, next[i]);
   }
   return next;
@@ -58,9 +58,9 @@ std::vector<int32_t> forward_and_sample(Llama& model, std::span<const SequenceCh
   if (chunks.empty()) return {};
   // One forward for all of them; row i of the logits is chunk i's last token.
   const Tensor logits = model.forward_batch(chunks).to(Device::cpu());
-  const auto V = static_cast<std::size_t>(logits.dim(1));
+  const int64_t V = logits.dim(1);
   std::vector<int32_t> next(chunks.size());
-  for (std::size_t i = 0; i < chunks.size(); ++i)
+  for (int64_t i = 0; i < std::ssize(chunks); ++i)
     next[i] = samplers[i]->sample(std::span<const float>(logits.host<float>() + i * V, V));
   return next;
 }
@@ -80,30 +80,30 @@ std::vector<DecodeTiming> time_batched_decode(Llama& model, std::span<const int3
     throw std::invalid_argument("time_batched_decode: batch sizes must be positive and ascending");
   if (text.empty() || cached < 1) throw std::invalid_argument("time_batched_decode: no text or an empty cache");
   const int largest = batches.back();
-  const auto token = [&](std::size_t i) { return text[i % text.size()]; };
+  const auto token = [&](int64_t i) { return text[i % std::ssize(text)]; };
   std::vector<std::unique_ptr<GroupedKvCache>> caches;
   std::vector<std::vector<int32_t>> prompts;
   for (int b = 0; b < largest; ++b) {
     caches.push_back(std::make_unique<GroupedKvCache>(model.config(), cached + 1, model.device()));
     std::vector<int32_t> p;
-    for (int64_t i = 0; i < cached; ++i) p.push_back(token(static_cast<std::size_t>(i + 7 * b)));
+    for (int64_t i = 0; i < cached; ++i) p.push_back(token(i + 7 * b));
     prompts.push_back(std::move(p));
   }
   for (int b0 = 0; b0 < largest; b0 += kSweepPrefillGroup) {
     std::vector<SequenceChunk> chunks;
     for (int b = b0; b < std::min(largest, b0 + kSweepPrefillGroup); ++b)
-      chunks.push_back({prompts[static_cast<std::size_t>(b)], 0, caches[static_cast<std::size_t>(b)].get(), false});
+      chunks.push_back({prompts[b], 0, caches[b].get(), false});
     model.forward_batch(chunks);
     if (tick) tick();
   }
   std::vector<int32_t> next;
-  for (int b = 0; b < largest; ++b) next.push_back(token(static_cast<std::size_t>(3 + b)));
+  for (int b = 0; b < largest; ++b) next.push_back(token(3 + b));
   std::vector<DecodeTiming> out;
   for (int B : batches) {
     std::vector<SequenceChunk> chunks;
     for (int b = 0; b < B; ++b)
-      chunks.push_back({std::span<const int32_t>(next).subspan(static_cast<std::size_t>(b), 1), cached,
-                        caches[static_cast<std::size_t>(b)].get(), false});
+      chunks.push_back({std::span<const int32_t>(next).subspan(b, 1), cached,
+                        caches[b].get(), false});
     out.push_back({B, median_seconds(repeats, [&] { model.forward_batch(chunks); })});
     if (tick) tick();
   }

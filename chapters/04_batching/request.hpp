@@ -35,7 +35,7 @@ struct Request {
   double completed = -1;        // handed back to its user: `finished` under continuous batching,
                                 // the end of the whole batch under static batching
 
-  bool done() const { return static_cast<int>(tokens.size()) >= max_new_tokens; }
+  bool done() const { return std::ssize(tokens) >= max_new_tokens; }
   double ttft() const { return first_token - arrival; }
   double latency() const { return completed - arrival; }
 };

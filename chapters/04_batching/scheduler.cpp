@@ -8,7 +8,7 @@
 namespace infer {
 
 Scheduler::Scheduler(int slots, StepEngine& engine, Clock& clock)
-    : engine_(engine), clock_(clock), slots_(static_cast<std::size_t>(std::max(slots, 0)), nullptr) {
+    : engine_(engine), clock_(clock), slots_(std::max(slots, 0), nullptr) {
   if (slots < 1) throw std::invalid_argument(fmt::format("Scheduler: {} slots (at least 1)", slots));
 }
 
@@ -48,7 +48,7 @@ StepLog Scheduler::step() {
   for (Request* r : slots_)
     if (r != nullptr) batch.push_back(r);
   if (batch.empty()) return entry;  // woke a moment before the arrival: nothing to run yet
-  for (const Request* r : batch) entry.tokens_fed += r->tokens.empty() ? static_cast<int64_t>(r->prompt.size()) : 1;
+  for (const Request* r : batch) entry.tokens_fed += r->tokens.empty() ? std::ssize(r->prompt) : 1;
   entry.batch = static_cast<int>(batch.size());
   entry.start = now;
   const std::vector<int32_t> next = engine_.step(batch);

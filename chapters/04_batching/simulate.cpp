@@ -20,8 +20,8 @@ StepCostModel::StepCostModel(std::vector<double> tokens, std::vector<double> sec
 double StepCostModel::operator()(double n) const {
   if (tokens_.size() == 1 || n <= tokens_.front()) return seconds_.front();
   // The segment containing n, or the last one when n is beyond the measured range.
-  std::size_t i = static_cast<std::size_t>(std::upper_bound(tokens_.begin(), tokens_.end(), n) - tokens_.begin());
-  i = std::min(i, tokens_.size() - 1);
+  int64_t i = std::upper_bound(tokens_.begin(), tokens_.end(), n) - tokens_.begin();
+  i = std::min(i, std::ssize(tokens_) - 1);
   const double x0 = tokens_[i - 1], x1 = tokens_[i], y0 = seconds_[i - 1], y1 = seconds_[i];
   return y0 + (y1 - y0) * (n - x0) / (x1 - x0);
 }

@@ -22,7 +22,7 @@ void StaticBatcher::submit(Request& r) {
 bool StaticBatcher::run_batch() {
   if (waiting_.empty()) return false;
   std::vector<Request*> batch;
-  while (!waiting_.empty() && static_cast<int>(batch.size()) < batch_size_) {
+  while (!waiting_.empty() && std::ssize(batch) < batch_size_) {
     batch.push_back(waiting_.front());
     waiting_.pop_front();
   }
@@ -43,7 +43,7 @@ bool StaticBatcher::run_batch() {
     StepLog entry;
     entry.batch = static_cast<int>(batch.size());
     entry.admitted = s == 0 ? entry.batch : 0;
-    for (const Request* r : batch) entry.tokens_fed += s == 0 ? static_cast<int64_t>(r->prompt.size()) : 1;
+    for (const Request* r : batch) entry.tokens_fed += s == 0 ? std::ssize(r->prompt) : 1;
     entry.start = clock_.now();
     const std::vector<int32_t> next = engine_.step(batch);
     entry.end = clock_.now();

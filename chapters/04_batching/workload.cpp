@@ -28,7 +28,7 @@ std::vector<int> draw_output_lengths(int n, uint64_t seed, double median, double
   if (n < 1 || median <= 0 || sigma < 0 || max_tokens < 1)
     throw std::invalid_argument("draw_output_lengths: non-positive count, median or cap, or negative sigma");
   std::mt19937_64 rng(seed);
-  std::vector<int> lengths(static_cast<std::size_t>(n));
+  std::vector<int> lengths(n);
   for (int& len : lengths) {
     const double x = median * std::exp(sigma * normal(rng));
     len = std::clamp(static_cast<int>(std::lround(x)), 1, max_tokens);
@@ -60,13 +60,13 @@ std::vector<Request> make_workload(const Tokenizer& tokenizer, const WorkloadOpt
   std::vector<std::vector<int32_t>> encoded;
   for (const std::string& p : workload_prompts()) encoded.push_back(tokenizer.encode(p));
 
-  std::vector<Request> requests(static_cast<std::size_t>(o.requests));
+  std::vector<Request> requests(o.requests);
   double t = 0;
   for (int i = 0; i < o.requests; ++i) {
-    Request& r = requests[static_cast<std::size_t>(i)];
+    Request& r = requests[i];
     r.id = i;
-    r.prompt = encoded[static_cast<std::size_t>(choice() % encoded.size())];
-    r.max_new_tokens = lengths[static_cast<std::size_t>(i)];
+    r.prompt = encoded[choice() % encoded.size()];
+    r.max_new_tokens = lengths[i];
     if (i > 0 && o.mean_gap > 0) t += -std::log(uniform(arrivals)) * o.mean_gap;
     r.arrival = t;
   }
@@ -80,7 +80,7 @@ ServeSummary summarize(std::span<const Request> requests, std::span<const StepLo
   double first_arrival = requests.front().arrival, last_completion = 0;
   for (const Request& r : requests) {
     if (r.completed < 0) throw std::logic_error(fmt::format("request {} never completed", r.id));
-    s.tokens += static_cast<int64_t>(r.tokens.size());
+    s.tokens += std::ssize(r.tokens);
     latency.push_back(r.latency());
     ttft.push_back(r.ttft());
     first_arrival = std::min(first_arrival, r.arrival);

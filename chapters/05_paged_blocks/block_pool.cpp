@@ -12,19 +12,19 @@ namespace infer {
 BlockPool::BlockPool(const LlamaConfig& c, int block_size, std::size_t budget_bytes, Device device)
     : block_size_(block_size), device_(device) {
   if (block_size < 1) throw std::invalid_argument(fmt::format("BlockPool: block size {} (at least 1 position)", block_size));
-  bytes_per_block_ = static_cast<std::size_t>(block_size) * c.kv_bytes_per_token(sizeof(float));
-  const std::size_t n = budget_bytes / bytes_per_block_;
+  bytes_per_block_ = block_size * c.kv_bytes_per_token(sizeof(float));
+  const int64_t n = budget_bytes / bytes_per_block_;  // blocks that fit
   if (n == 0)
     throw std::invalid_argument(fmt::format("BlockPool: a budget of {} holds no block of {} positions ({})",
                                             format_bytes(static_cast<double>(budget_bytes)), block_size,
                                             format_bytes(static_cast<double>(bytes_per_block_))));
-  const auto rows = static_cast<int64_t>(n) * block_size;
+  const int64_t rows = n * block_size;
   for (int l = 0; l < c.n_layers; ++l) {
     keys_.emplace_back(Shape{rows, c.kv_width()}, DType::f32, device);
     values_.emplace_back(Shape{rows, c.kv_width()}, DType::f32, device);
   }
   refcount_.assign(n, 0);
-  for (int b = 0; b < static_cast<int>(n); ++b) free_.push_back(b);
+  for (int b = 0; b < n; ++b) free_.push_back(b);
 }
 
 void BlockPool::check_index(int block) const {
@@ -36,21 +36,21 @@ std::optional<int> BlockPool::allocate() {
   if (free_.empty()) return std::nullopt;
   const int b = free_.front();
   free_.pop_front();
-  refcount_[static_cast<std::size_t>(b)] = 1;
+  refcount_[b] = 1;
   if (on_reuse_) on_reuse_(b);
   return b;
 }
 
 void BlockPool::retain(int block) {
   check_index(block);
-  int& rc = refcount_[static_cast<std::size_t>(block)];
+  int& rc = refcount_[block];
   if (rc == 0) throw std::logic_error(fmt::format("BlockPool: retain of free block {}", block));
   ++rc;
 }
 
 void BlockPool::reclaim(int block) {
   check_index(block);
-  int& rc = refcount_[static_cast<std::size_t>(block)];
+  int& rc = refcount_[block];
   if (rc != 0) throw std::logic_error(fmt::format("BlockPool: reclaim of block {}, which is held {} times", block, rc));
   // O(free blocks): a prefix hit happens once per admitted request, not per token.
   const auto it = std::find(free_.begin(), free_.end(), block);
@@ -61,21 +61,21 @@ void BlockPool::reclaim(int block) {
 
 void BlockPool::release(int block) {
   check_index(block);
-  int& rc = refcount_[static_cast<std::size_t>(block)];
+  int& rc = refcount_[block];
   if (rc == 0) throw std::logic_error(fmt::format("BlockPool: double free of block {}", block));
   if (--rc == 0) free_.push_back(block);
 }
 
 int BlockPool::refcount(int block) const {
   check_index(block);
-  return refcount_[static_cast<std::size_t>(block)];
+  return refcount_[block];
 }
 
 void BlockPool::check_invariants() const {
   std::vector<int> on_list(refcount_.size(), 0);
   for (int b : free_) {
     if (b < 0 || b >= num_blocks()) throw std::logic_error(fmt::format("BlockPool: free list holds block {}, outside the pool", b));
-    if (++on_list[static_cast<std::size_t>(b)] > 1) throw std::logic_error(fmt::format("BlockPool: block {} is on the free list twice", b));
+    if (++on_list[b] > 1) throw std::logic_error(fmt::format("BlockPool: block {} is on the free list twice", b));
   }
   for (std::size_t b = 0; b < refcount_.size(); ++b) {
     const int rc = refcount_[b];
@@ -87,21 +87,21 @@ void BlockPool::check_invariants() const {
 
 Tensor BlockPool::keys(int layer, int block) const {
   check_index(block);
-  return keys_.at(static_cast<std::size_t>(layer)).rows(int64_t{block} * block_size_, block_size_);
+  return keys_.at(layer).rows(int64_t{block} * block_size_, block_size_);
 }
 
 Tensor BlockPool::values(int layer, int block) const {
   check_index(block);
-  return values_.at(static_cast<std::size_t>(layer)).rows(int64_t{block} * block_size_, block_size_);
+  return values_.at(layer).rows(int64_t{block} * block_size_, block_size_);
 }
 
 const float* BlockPool::key_data(int layer, int block) const {
-  const Tensor& k = keys_[static_cast<std::size_t>(layer)];
+  const Tensor& k = keys_[layer];
   return k.host<float>() + int64_t{block} * block_size_ * k.dim(1);
 }
 
 const float* BlockPool::value_data(int layer, int block) const {
-  const Tensor& v = values_[static_cast<std::size_t>(layer)];
+  const Tensor& v = values_[layer];
   return v.host<float>() + int64_t{block} * block_size_ * v.dim(1);
 }
 

@@ -44,7 +44,7 @@ class BlockPool {
   int used_blocks() const { return num_blocks() - free_blocks(); }
   // 2 × layers × block_size × H_kv·D × 4 bytes.
   std::size_t bytes_per_block() const { return bytes_per_block_; }
-  std::size_t bytes() const { return bytes_per_block_ * static_cast<std::size_t>(num_blocks()); }
+  std::size_t bytes() const { return bytes_per_block_ * refcount_.size(); }
   // Blocks needed for n positions: ⌈n / B⌉.
   int64_t blocks_for(int64_t positions) const { return (positions + block_size_ - 1) / block_size_; }
 

@@ -10,9 +10,9 @@ namespace infer {
 int64_t BlockTable::blocks_needed(const BlockPool& pool, int64_t n) const {
   if (n <= 0) return 0;
   const int64_t last = (length_ + n - 1) / block_size_;  // logical block of the last new position
-  int64_t need = std::max<int64_t>(0, last + 1 - static_cast<int64_t>(blocks_.size()));
-  for (int64_t i = length_ / block_size_; i <= last && i < static_cast<int64_t>(blocks_.size()); ++i)
-    need += pool.refcount(blocks_[static_cast<std::size_t>(i)]) > 1;
+  int64_t need = std::max<int64_t>(0, last + 1 - std::ssize(blocks_));
+  for (int64_t i = length_ / block_size_; i <= last && i < std::ssize(blocks_); ++i)
+    need += pool.refcount(blocks_[i]) > 1;
   return need;
 }
 
@@ -24,8 +24,8 @@ bool BlockTable::reserve(BlockPool& pool, int64_t n, int64_t* copies) {
   const int64_t last = (length_ + n - 1) / block_size_;
   // Copy-on-write: a shared block about to be written becomes a private copy. The others keep
   // reading the original.
-  for (int64_t i = length_ / block_size_; i <= last && i < static_cast<int64_t>(blocks_.size()); ++i) {
-    int& b = blocks_[static_cast<std::size_t>(i)];
+  for (int64_t i = length_ / block_size_; i <= last && i < std::ssize(blocks_); ++i) {
+    int& b = blocks_[i];
     if (pool.refcount(b) == 1) continue;
     const int copy = *pool.allocate();  // counted in blocks_needed: cannot fail
     pool.copy_block(b, copy);
@@ -33,7 +33,7 @@ bool BlockTable::reserve(BlockPool& pool, int64_t n, int64_t* copies) {
     b = copy;
     if (copies != nullptr) ++*copies;
   }
-  while (static_cast<int64_t>(blocks_.size()) <= last) blocks_.push_back(*pool.allocate());
+  while (std::ssize(blocks_) <= last) blocks_.push_back(*pool.allocate());
   return true;
 }
 // the-change: end BlockTable::reserve
@@ -63,7 +63,7 @@ void BlockTable::share(BlockPool& pool, std::span<const int> blocks, int64_t pos
 
 void BlockTable::adopt(BlockPool& pool, std::span<const int> blocks, int64_t positions) {
   if (!blocks_.empty()) throw std::logic_error("BlockTable: adopt into a table that holds blocks");
-  if (positions != static_cast<int64_t>(blocks.size()) * block_size_)
+  if (positions != std::ssize(blocks) * block_size_)
     throw std::logic_error("BlockTable: adopt takes whole blocks");
   for (int b : blocks) {
     if (pool.is_free(b)) pool.reclaim(b);
@@ -81,14 +81,14 @@ void BlockTable::release(BlockPool& pool) {
 
 void check_tables(const BlockPool& pool, std::span<const BlockTable* const> tables) {
   pool.check_invariants();
-  std::vector<int> holders(static_cast<std::size_t>(pool.num_blocks()), 0);
+  std::vector<int> holders(pool.num_blocks(), 0);
   for (const BlockTable* t : tables)
     for (int b : t->blocks()) {
       if (b < 0 || b >= pool.num_blocks()) throw std::logic_error(fmt::format("block table lists block {}, outside the pool", b));
-      ++holders[static_cast<std::size_t>(b)];
+      ++holders[b];
     }
   for (int b = 0; b < pool.num_blocks(); ++b) {
-    const int rc = pool.refcount(b), held = holders[static_cast<std::size_t>(b)];
+    const int rc = pool.refcount(b), held = holders[b];
     if (rc == held) continue;
     if (held == 0) throw std::logic_error(fmt::format("block {} leaked: refcount {} but no table holds it", b, rc));
     throw std::logic_error(fmt::format("block {}: refcount {} but {} tables hold it{}", b, rc, held,

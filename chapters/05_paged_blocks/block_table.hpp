@@ -28,7 +28,7 @@ class BlockTable {
 
   int block_size() const { return block_size_; }
   int64_t length() const { return length_; }  // positions written
-  int64_t capacity() const { return static_cast<int64_t>(blocks_.size()) * block_size_; }
+  int64_t capacity() const { return std::ssize(blocks_) * block_size_; }
   const std::vector<int>& blocks() const { return blocks_; }
   int physical_block(int64_t pos) const { return blocks_.at(static_cast<std::size_t>(pos / block_size_)); }
 

@@ -101,13 +101,13 @@ class MeteredEngine : public MemoryBoundEngine {
     MemorySample m;
     for (const Request* r : batch) {
       // The step stored the prompt and every token generated before this one.
-      m.written += static_cast<int64_t>(r->prompt.size() + r->tokens.size());
-      m.capped += static_cast<double>(r->prompt.size() + static_cast<std::size_t>(cx_.s.max_len) - 1);
+      m.written += std::ssize(r->prompt) + std::ssize(r->tokens);
+      m.capped += static_cast<double>(std::ssize(r->prompt) + cx_.s.max_len - 1);
     }
     m.capped *= static_cast<double>(cx_.bytes_per_token);
     m.reserved = reserved_();
     samples_.push_back(m);
-    bar_.advance(static_cast<int64_t>(batch.size()));
+    bar_.advance(std::ssize(batch));
     return next;
   }
   void release(const Request& r) override { inner_.release(r); }
@@ -239,15 +239,15 @@ WorkloadRuns memory_table(const Context& cx, const std::vector<Request>& request
 // plus the cap need. Checked before any run: it must hold at least one such sequence.
 struct Budget {
   double bytes = 0, per_sequence = 0;
-  std::size_t positions = 0;  // of one contiguous reservation
+  int64_t positions = 0;  // of one contiguous reservation
   int contiguous_fit = 0;
 };
 
 Budget fixed_budget(const Context& cx, const std::vector<Request>& requests) {
-  std::size_t longest_prompt = 0;
-  for (const Request& r : requests) longest_prompt = std::max(longest_prompt, r.prompt.size());
+  int64_t longest_prompt = 0;
+  for (const Request& r : requests) longest_prompt = std::max(longest_prompt, std::ssize(r.prompt));
   Budget b;
-  b.positions = longest_prompt + static_cast<std::size_t>(cx.s.max_len) - 1;
+  b.positions = longest_prompt + cx.s.max_len - 1;
   b.per_sequence = static_cast<double>(b.positions) * static_cast<double>(cx.bytes_per_token);
   b.bytes = cx.s.budget_mib > 0 ? cx.s.budget_mib * 1024 * 1024 : b.per_sequence * cx.s.slots;
   b.contiguous_fit = static_cast<int>(std::floor(b.bytes / b.per_sequence));
@@ -255,7 +255,7 @@ Budget fixed_budget(const Context& cx, const std::vector<Request>& requests) {
     throw UsageError(fmt::format("--budget-mib {:g}: {} does not hold one sequence of {} positions ({})", cx.s.budget_mib,
                                  format_bytes(b.bytes), b.positions, format_bytes(b.per_sequence)));
   // The paged run must fit the same sequence in whole blocks.
-  const auto block = static_cast<std::size_t>(cx.s.block_size);
+  const int64_t block = cx.s.block_size;
   const double in_blocks = static_cast<double>((b.positions + block - 1) / block * block * cx.bytes_per_token);
   if (in_blocks > b.bytes)
     throw UsageError(fmt::format("--block-size {}: one sequence of {} positions takes {} in such blocks, more than table 2's "
@@ -268,9 +268,9 @@ void budget_table(const Context& cx, const std::vector<Request>& requests, const
   const int fit_contiguous = b.contiguous_fit;
   const WorkloadRun contiguous = fit_contiguous == cx.s.slots ? contiguous8 : run_contiguous(cx, requests, fit_contiguous);
   const int max_slots = static_cast<int>(requests.size());
-  WorkloadRun paged = run_paged(cx, requests, max_slots, cx.s.block_size, static_cast<std::size_t>(budget), true);
-  const int blocks = static_cast<int>(static_cast<std::size_t>(budget) /
-                                      (static_cast<std::size_t>(cx.s.block_size) * cx.bytes_per_token));
+  const auto budget_bytes = static_cast<std::size_t>(budget);
+  WorkloadRun paged = run_paged(cx, requests, max_slots, cx.s.block_size, budget_bytes, true);
+  const int blocks = static_cast<int>(budget_bytes / (cx.s.block_size * cx.bytes_per_token));
 
   Table t(fmt::format("2. One budget of {:.1f} MB for K and V: how many sequences run at once ({})", budget / 1e6, cx.machine_line),
           {"layout", "sequences the budget holds", "most running at once", "mean batch", "steps", "total (s)",
@@ -308,7 +308,7 @@ std::vector<int32_t> system_prompt(const Context& cx) {
       "nobody else has reserved them. Children under twelve need a parent to sign their card. ";
   const std::vector<int32_t> once = cx.m.tokenizer.encode(text);
   std::vector<int32_t> out;
-  while (static_cast<int>(out.size()) < cx.s.system_tokens) out.push_back(once[out.size() % once.size()]);
+  while (std::ssize(out) < cx.s.system_tokens) out.push_back(once[out.size() % once.size()]);
   return out;
 }
 
@@ -327,8 +327,8 @@ PrefixResult serve_shared_prompt(const Context& cx, std::vector<Request> request
   po.block_size = cx.s.block_size;
   po.prefix_caching = prefix_caching;
   int64_t blocks = 1;
-  for (const Request& r : requests) blocks += (static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens + po.block_size - 1) / po.block_size;
-  po.budget_bytes = static_cast<std::size_t>(blocks) * static_cast<std::size_t>(po.block_size) * cx.bytes_per_token;
+  for (const Request& r : requests) blocks += (std::ssize(r.prompt) + r.max_new_tokens + po.block_size - 1) / po.block_size;
+  po.budget_bytes = blocks * po.block_size * cx.bytes_per_token;
   PagedEngine engine(cx.m.model, cx.o.sampling, po);
   PrefixResult out;
   for (Request& r : requests) {
@@ -362,7 +362,7 @@ void prefix_table(const Context& cx) {
     Request r;
     r.id = i;
     r.prompt = system;
-    const std::vector<int32_t> q = cx.m.tokenizer.encode(" Visitor: " + workload_prompts()[static_cast<std::size_t>(i) % workload_prompts().size()]);
+    const std::vector<int32_t> q = cx.m.tokenizer.encode(" Visitor: " + workload_prompts()[i % std::ssize(workload_prompts())]);
     r.prompt.insert(r.prompt.end(), q.begin(), q.end());
     r.max_new_tokens = cx.s.prefix_new;
     requests.push_back(std::move(r));
@@ -396,7 +396,7 @@ void prefix_table(const Context& cx) {
   t.add_note(fmt::format("With the prefix cache, the first request computes the whole prompt; every later one finds the system prompt's "
                          "full blocks ({} of them) by their chained hashes and computes only the rest (the question and the system "
                          "prompt's last, partly filled block). The blocks are held once, by every request's table.",
-                         system.size() / static_cast<std::size_t>(cx.s.block_size)));
+                         std::ssize(system) / cx.s.block_size));
   cx.emit(t);
 }
 
@@ -414,14 +414,13 @@ SampleRun run_samples(const Context& cx, const std::vector<int32_t>& prompt, boo
   PagedEngineOptions po;
   po.block_size = cx.s.block_size;
   po.prefix_caching = false;  // sharing here comes from fork alone
-  po.budget_bytes = static_cast<std::size_t>(cx.s.samples + 1) *
-                    static_cast<std::size_t>((static_cast<int64_t>(prompt.size()) + cx.s.sample_tokens) / po.block_size + 2) *
-                    static_cast<std::size_t>(po.block_size) * cx.bytes_per_token;
+  const int64_t blocks_per_sample = (std::ssize(prompt) + cx.s.sample_tokens) / po.block_size + 2;
+  po.budget_bytes = (cx.s.samples + 1) * blocks_per_sample * po.block_size * cx.bytes_per_token;
   PagedEngine engine(cx.m.model, sampling, po);
   SampleRun out;
-  out.samples.resize(static_cast<std::size_t>(cx.s.samples));
+  out.samples.resize(cx.s.samples);
   for (int i = 0; i < cx.s.samples; ++i) {
-    Request& r = out.samples[static_cast<std::size_t>(i)];
+    Request& r = out.samples[i];
     r.id = i;
     r.prompt = prompt;
     r.max_new_tokens = cx.s.sample_tokens;
@@ -435,7 +434,7 @@ SampleRun run_samples(const Context& cx, const std::vector<int32_t>& prompt, boo
     // The prompt once, then every other sample forked from it.
     engine.admit(out.samples[0], cx.s.sample_tokens);
     step({&out.samples[0]});
-    for (int i = 1; i < cx.s.samples; ++i) engine.fork(out.samples[0], out.samples[static_cast<std::size_t>(i)]);
+    for (int i = 1; i < cx.s.samples; ++i) engine.fork(out.samples[0], out.samples[i]);
   } else {
     for (Request& r : out.samples) engine.admit(r, cx.s.sample_tokens);
   }
@@ -499,35 +498,33 @@ std::vector<double> time_layouts(const Context& cx, std::span<const int32_t> tex
   const LlamaConfig& c = cx.m.model.config();
   const int64_t cached = cx.s.cached;
   const int batch = cx.s.slots;
-  const auto token = [&](std::size_t i) { return text[i % text.size()]; };
+  const auto token = [&](int64_t i) { return text[i % std::ssize(text)]; };
   std::vector<std::vector<int32_t>> prompts;
   std::vector<int32_t> next;
   for (int b = 0; b < batch; ++b) {
     std::vector<int32_t> p;
-    for (int64_t i = 0; i < cached; ++i) p.push_back(token(static_cast<std::size_t>(i + 7 * b)));
+    for (int64_t i = 0; i < cached; ++i) p.push_back(token(i + 7 * b));
     prompts.push_back(std::move(p));
-    next.push_back(token(static_cast<std::size_t>(3 + b)));
+    next.push_back(token(3 + b));
   }
   std::vector<TimedLayout> layouts(1 + kBlockSizes.size());
   for (int b = 0; b < batch; ++b) layouts[0].caches.push_back(std::make_unique<GroupedKvCache>(c, cached + 1, cx.m.model.device()));
   for (std::size_t i = 0; i < kBlockSizes.size(); ++i) {
     const int B = kBlockSizes[i];
-    const auto blocks = static_cast<std::size_t>(batch) * static_cast<std::size_t>((cached + 1 + B - 1) / B);
-    layouts[i + 1].pool = std::make_unique<BlockPool>(c, B, blocks * static_cast<std::size_t>(B) * cx.bytes_per_token, cx.m.model.device());
+    const int64_t blocks = batch * ((cached + 1 + B - 1) / B);
+    layouts[i + 1].pool = std::make_unique<BlockPool>(c, B, blocks * B * cx.bytes_per_token, cx.m.model.device());
     for (int b = 0; b < batch; ++b) {
       auto cache = std::make_unique<PagedKvCache>(*layouts[i + 1].pool, c);
       if (!cache->reserve(cached + 1)) throw std::logic_error("time_layouts: pool too small");
       layouts[i + 1].caches.push_back(std::move(cache));
     }
   }
-  ProgressBar bar("block sizes: prefilling, then timing decode steps", static_cast<int64_t>(layouts.size()) * (1 + cx.s.repeats));
+  ProgressBar bar("block sizes: prefilling, then timing decode steps", std::ssize(layouts) * (1 + cx.s.repeats));
   const auto chunks_of = [&](TimedLayout& l, bool prefill) {
     std::vector<SequenceChunk> chunks;
-    for (int b = 0; b < batch; ++b) {
-      const auto i = static_cast<std::size_t>(b);
-      chunks.push_back({prefill ? std::span<const int32_t>(prompts[i]) : std::span<const int32_t>(next).subspan(i, 1),
-                        prefill ? 0 : cached, l.caches[i].get(), false});
-    }
+    for (int b = 0; b < batch; ++b)
+      chunks.push_back({prefill ? std::span<const int32_t>(prompts[b]) : std::span<const int32_t>(next).subspan(b, 1),
+                        prefill ? 0 : cached, l.caches[b].get(), false});
     return chunks;
   };
   const auto rewind = [&](TimedLayout& l) {

@@ -41,7 +41,7 @@ Sampler PagedEngine::sampler_for(const Request& r) const {
 PrefixCache::Hit PagedEngine::lookup(std::span<const int32_t> tokens) const {
   if (!options_.prefix_caching) return {};
   // At least the last token is computed: its logits give the next token.
-  return prefix_.lookup(tokens, static_cast<int64_t>(tokens.size()) - 1);
+  return prefix_.lookup(tokens, std::ssize(tokens) - 1);
 }
 
 namespace {
@@ -57,29 +57,29 @@ std::vector<int32_t> tokens_to_restore(const Request& r) {
 bool PagedEngine::can_admit(const Request& r) const {
   const std::vector<int32_t> all = tokens_to_restore(r);
   const PrefixCache::Hit hit = lookup(all);
-  const int64_t need = pool_.blocks_for(static_cast<int64_t>(all.size())) - hit.positions();
+  const int64_t need = pool_.blocks_for(std::ssize(all)) - hit.positions();
   // Cached blocks that sit on the free list stop being free once adopted.
   const auto reclaimed = std::count_if(hit.blocks.begin(), hit.blocks.end(), [&](int b) { return pool_.is_free(b); });
   // Leave the running sequences the blocks their next step needs, so that admitting r does not
   // preempt one of them right away.
   int64_t growth = 0;
-  for (const auto& [id, s] : sequences_) growth += s.cache->blocks_needed(static_cast<int64_t>(s.feed.size()));
+  for (const auto& [id, s] : sequences_) growth += s.cache->blocks_needed(std::ssize(s.feed));
   return need + growth <= pool_.free_blocks() - reclaimed;
 }
 
 bool PagedEngine::fits_alone(const Request& r) const {
-  return pool_.blocks_for(static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens - 1) <= pool_.num_blocks();
+  return pool_.blocks_for(std::ssize(r.prompt) + r.max_new_tokens - 1) <= pool_.num_blocks();
 }
 
 bool PagedEngine::reserve(const Request& r) {
   Sequence& s = sequence(r);
-  return s.cache->reserve(static_cast<int64_t>(s.feed.size()));
+  return s.cache->reserve(std::ssize(s.feed));
 }
 
 void PagedEngine::admit(const Request& r, int new_tokens) {
   if (r.prompt.empty()) throw std::invalid_argument(fmt::format("request {}: empty prompt", r.id));
   if (sequences_.count(r.id) != 0) throw std::logic_error(fmt::format("request {} admitted twice", r.id));
-  const int64_t longest = static_cast<int64_t>(r.prompt.size()) + new_tokens - 1;
+  const int64_t longest = std::ssize(r.prompt) + new_tokens - 1;
   if (longest > model_.config().context_length)
     throw std::invalid_argument(fmt::format("request {}: {} prompt + {} new tokens exceed the context length {}", r.id,
                                             r.prompt.size(), new_tokens, model_.config().context_length));
@@ -90,11 +90,11 @@ void PagedEngine::admit(const Request& r, int new_tokens) {
   s.cache->table().adopt(pool_, hit.blocks, hit.positions() * pool_.block_size());
   const int64_t cached = s.cache->length();
   s.feed.assign(all.begin() + cached, all.end());  // the uncached suffix
-  if (!s.cache->reserve(static_cast<int64_t>(s.feed.size())))
+  if (!s.cache->reserve(std::ssize(s.feed)))
     throw std::runtime_error(fmt::format("request {}: the pool has no room for its {} tokens (ask can_admit first)", r.id, s.feed.size()));
   s.tokens = std::move(all);
   stats_.cached_tokens += cached;
-  stats_.prefill_tokens += static_cast<int64_t>(s.feed.size());
+  stats_.prefill_tokens += std::ssize(s.feed);
   ++stats_.admissions;
   sequences_.emplace(r.id, std::move(s));
 }
@@ -104,25 +104,25 @@ void PagedEngine::fork(const Request& parent, const Request& child) {
   if (sequences_.count(child.id) != 0) throw std::logic_error(fmt::format("request {} forked while admitted", child.id));
   if (child.prompt != parent.prompt || !child.tokens.empty())
     throw std::invalid_argument("fork: the child must be a fresh request with the parent's prompt");
-  const auto shared = static_cast<int64_t>(parent.prompt.size()) - 1;  // positions 0 … P−2
+  const auto shared = std::ssize(parent.prompt) - 1;  // positions 0 … P−2
   if (p.cache->length() < shared + 1) throw std::logic_error("fork: the parent's prompt is not prefilled yet");
 
   Sequence s{std::make_unique<PagedKvCache>(pool_, model_.config(), &prefix_, options_.read), sampler_for(child), parent.prompt,
              {parent.prompt.back()}, {}};
   s.cache->table().share(pool_, p.cache->table().blocks(), shared);
-  const auto full = static_cast<std::size_t>(shared / pool_.block_size());
-  s.hashes.assign(p.hashes.begin(), p.hashes.begin() + static_cast<std::ptrdiff_t>(std::min(full, p.hashes.size())));
+  const int64_t full = shared / pool_.block_size();  // blocks the child shares whole
+  s.hashes.assign(p.hashes.begin(), p.hashes.begin() + std::min(full, std::ssize(p.hashes)));
   ++stats_.forks;
-  stats_.shared_at_fork += static_cast<int64_t>(s.cache->table().blocks().size());
+  stats_.shared_at_fork += std::ssize(s.cache->table().blocks());
   sequences_.emplace(child.id, std::move(s));
 }
 
 void PagedEngine::index_full_blocks(Sequence& s) {
   if (!options_.prefix_caching) return;
   const int B = pool_.block_size();
-  while (static_cast<int64_t>(s.hashes.size()) < s.cache->length() / B) {
-    const std::size_t i = s.hashes.size();
-    const std::span<const int32_t> block(s.tokens.data() + i * static_cast<std::size_t>(B), static_cast<std::size_t>(B));
+  while (std::ssize(s.hashes) < s.cache->length() / B) {
+    const int64_t i = std::ssize(s.hashes);  // the next block to index
+    const std::span<const int32_t> block(s.tokens.data() + i * B, B);
     const uint64_t h = PrefixCache::chain(i == 0 ? PrefixCache::kNoPrefix : s.hashes.back(), block);
     prefix_.insert(h, s.cache->table().blocks()[i], block);
     s.hashes.push_back(h);
@@ -137,12 +137,12 @@ std::vector<int32_t> PagedEngine::step(std::span<Request* const> batch) {
   last_step_tokens_ = 0;
   for (Request* r : batch) {
     Sequence& s = sequence(*r);
-    if (!s.cache->reserve(static_cast<int64_t>(s.feed.size())))
+    if (!s.cache->reserve(std::ssize(s.feed)))
       throw std::runtime_error(fmt::format("request {}: the block pool is out of blocks (a scheduler must preempt)", r->id));
     seqs.push_back(&s);
     chunks.push_back({s.feed, s.cache->length(), s.cache.get(), /*all_logits=*/false});
     samplers.push_back(&s.sampler);
-    last_step_tokens_ += static_cast<int64_t>(s.feed.size());
+    last_step_tokens_ += std::ssize(s.feed);
   }
   // Chapter 04's step: one forward over every chunk, each row sampled by its request's sampler.
   const std::vector<int32_t> next = forward_and_sample(model_, chunks, samplers);

@@ -32,7 +32,7 @@ bool PagedKvCache::reserve(int64_t n_new) {
   if (prefix_ != nullptr && n_new > 0) {
     const int B = pool_.block_size();
     for (int64_t i = table_.length() / B; i <= (table_.length() + n_new - 1) / B; ++i)
-      prefix_->forget(table_.blocks()[static_cast<std::size_t>(i)]);
+      prefix_->forget(table_.blocks()[i]);
   }
   return true;
 }
@@ -74,11 +74,11 @@ void PagedKvCache::attend(int layer, int64_t pos0, const Tensor& q, const Tensor
 void PagedKvCache::attend_in_place(int layer, int64_t pos0, const Tensor& q, Tensor& out) const {
   const int64_t B = pool_.block_size();
   const int64_t n_blocks = (pos0 + q.dim(0) + B - 1) / B;  // the blocks holding positions 0 … pos0 + T − 1
-  std::vector<const float*> key_blocks(static_cast<std::size_t>(n_blocks)), value_blocks(static_cast<std::size_t>(n_blocks));
+  std::vector<const float*> key_blocks(n_blocks), value_blocks(n_blocks);
   for (int64_t b = 0; b < n_blocks; ++b) {
-    const int physical = table_.blocks()[static_cast<std::size_t>(b)];
-    key_blocks[static_cast<std::size_t>(b)] = pool_.key_data(layer, physical);
-    value_blocks[static_cast<std::size_t>(b)] = pool_.value_data(layer, physical);
+    const int physical = table_.blocks()[b];
+    key_blocks[b] = pool_.key_data(layer, physical);
+    value_blocks[b] = pool_.value_data(layer, physical);
   }
   const int64_t row_stride = int64_t{n_kv_heads_} * (q.dim(1) / n_heads_);  // H_kv·D floats per position
   const cpu::KvRows rows{key_blocks, value_blocks, B, row_stride};
@@ -93,7 +93,7 @@ void PagedKvCache::attend_gathered(int layer, int64_t pos0, const Tensor& q, Ten
   const int64_t width = pool_.keys(layer, table_.blocks().front()).dim(1);
   Tensor keys({n_keys, width}, DType::f32, pool_.device()), values({n_keys, width}, DType::f32, pool_.device());
   for (int64_t j0 = 0; j0 < n_keys; j0 += B) {
-    const int block = table_.blocks()[static_cast<std::size_t>(j0 / B)];
+    const int block = table_.blocks()[j0 / B];
     const int64_t in_block = std::min(B, n_keys - j0);
     Tensor key_rows = keys.rows(j0, in_block), value_rows = values.rows(j0, in_block);
     key_rows.copy_from(pool_.keys(layer, block).rows(0, in_block));

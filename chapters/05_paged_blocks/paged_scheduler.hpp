@@ -50,7 +50,7 @@ class PagedScheduler : public Scheduler {
   // Scheduler::submit, refusing (std::invalid_argument) a request that could never fit.
   void submit(Request& r);
 
-  int64_t preemptions() const { return static_cast<int64_t>(preempted_.size()); }
+  int64_t preemptions() const { return std::ssize(preempted_); }
   const std::vector<int>& preempted_ids() const { return preempted_; }  // in the order preempted
   int max_running() const { return max_running_; }                     // the most in one step
 

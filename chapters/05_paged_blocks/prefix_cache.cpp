@@ -20,10 +20,10 @@ uint64_t PrefixCache::chain(uint64_t prefix, std::span<const int32_t> block_toke
 
 PrefixCache::Hit PrefixCache::lookup(std::span<const int32_t> tokens, int64_t max_positions) const {
   Hit hit;
-  const int64_t usable = std::min<int64_t>(max_positions, static_cast<int64_t>(tokens.size()));
+  const int64_t usable = std::min<int64_t>(max_positions, std::ssize(tokens));
   uint64_t h = kNoPrefix;
   for (int64_t start = 0; start + block_size_ <= usable; start += block_size_) {
-    const auto block = tokens.subspan(static_cast<std::size_t>(start), static_cast<std::size_t>(block_size_));
+    const auto block = tokens.subspan(start, block_size_);
     h = chain(h, block);
     const auto it = by_hash_.find(h);
     if (it == by_hash_.end() || !std::equal(block.begin(), block.end(), it->second.tokens.begin(), it->second.tokens.end()))
@@ -35,7 +35,7 @@ PrefixCache::Hit PrefixCache::lookup(std::span<const int32_t> tokens, int64_t ma
 }
 
 void PrefixCache::insert(uint64_t hash, int block, std::span<const int32_t> block_tokens) {
-  if (static_cast<int>(block_tokens.size()) != block_size_) throw std::logic_error("PrefixCache: only full blocks are cached");
+  if (std::ssize(block_tokens) != block_size_) throw std::logic_error("PrefixCache: only full blocks are cached");
   if (by_hash_.count(hash) != 0 || hash_of_.count(block) != 0) return;
   by_hash_.emplace(hash, Entry{block, std::vector<int32_t>(block_tokens.begin(), block_tokens.end())});
   hash_of_.emplace(block, hash);

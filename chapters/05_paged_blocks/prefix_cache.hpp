@@ -37,7 +37,7 @@ class PrefixCache {
   struct Hit {
     std::vector<int> blocks;     // physical blocks of the cached prefix, in order
     std::vector<uint64_t> hashes;  // their chained hashes
-    int64_t positions() const { return static_cast<int64_t>(blocks.size()); }  // × B positions
+    int64_t positions() const { return std::ssize(blocks); }  // × B positions
   };
   // The longest run of cached full blocks at the start of `tokens`, covering at most
   // `max_positions` positions (a prompt must keep at least one token to compute, for its logits).

@@ -112,7 +112,7 @@ PackedMatrix AbsmaxScheme::quantize(std::span<const float> w, int64_t rows, int6
 
 void AbsmaxScheme::dequantize(const PackedMatrix& p, std::span<float> out) const {
   const int64_t n = p.numel(), g = group_size(p.rows, p.cols), groups = ceil_div(n, g);
-  if (p.bytes.size() != packed_bytes(p.rows, p.cols) || out.size() != static_cast<std::size_t>(n))
+  if (p.bytes.size() != packed_bytes(p.rows, p.cols) || std::ssize(out) != n)
     throw std::invalid_argument(fmt::format("{}: dequantize of a packed matrix of the wrong size", name()));
   const uint8_t* scales = p.bytes.data();
   const uint8_t* codes = scales + 2 * groups;

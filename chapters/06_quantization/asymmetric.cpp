@@ -34,7 +34,7 @@ double AsymmetricInt4Scheme::bits_per_weight(int64_t rows, int64_t cols) const {
 
 // Layout: every group's fp16 scale, then every group's zero point (a byte), then the codes.
 PackedMatrix AsymmetricInt4Scheme::quantize(std::span<const float> w, int64_t rows, int64_t cols) const {
-  if (rows <= 0 || cols <= 0 || static_cast<std::size_t>(rows * cols) != w.size())
+  if (rows <= 0 || cols <= 0 || rows * cols != std::ssize(w))
     throw std::invalid_argument(fmt::format("{}: shape [{}, {}] does not match {} values", name(), rows, cols, w.size()));
   const int64_t n = rows * cols, groups = groups_of(n, group_);
   PackedMatrix p{rows, cols, std::vector<uint8_t>(packed_bytes(rows, cols), 0)};
@@ -68,7 +68,7 @@ PackedMatrix AsymmetricInt4Scheme::quantize(std::span<const float> w, int64_t ro
 
 void AsymmetricInt4Scheme::dequantize(const PackedMatrix& p, std::span<float> out) const {
   const int64_t n = p.numel(), groups = groups_of(n, group_);
-  if (p.bytes.size() != packed_bytes(p.rows, p.cols) || out.size() != static_cast<std::size_t>(n))
+  if (p.bytes.size() != packed_bytes(p.rows, p.cols) || std::ssize(out) != n)
     throw std::invalid_argument(fmt::format("{}: dequantize of a packed matrix of the wrong size", name()));
   const uint8_t* scales = p.bytes.data();
   const uint8_t* zeros = scales + 2 * groups;

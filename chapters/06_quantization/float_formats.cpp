@@ -83,10 +83,10 @@ double FloatScheme::bits_per_weight(int64_t, int64_t) const { return 8.0 * bytes
 
 // Layout: the weights' bits in row-major order, little-endian for the 2-byte formats.
 PackedMatrix FloatScheme::quantize(std::span<const float> w, int64_t rows, int64_t cols) const {
-  if (rows <= 0 || cols <= 0 || static_cast<std::size_t>(rows * cols) != w.size())
+  if (rows <= 0 || cols <= 0 || rows * cols != std::ssize(w))
     throw std::invalid_argument(fmt::format("{}: shape [{}, {}] does not match {} values", name(), rows, cols, w.size()));
   PackedMatrix p{rows, cols, std::vector<uint8_t>(packed_bytes(rows, cols))};
-  const auto n = static_cast<int64_t>(w.size());
+  const auto n = std::ssize(w);
   uint8_t* out = p.bytes.data();
   parallel_for(n, balanced_grain(n, 1 << 14), [&](int64_t first, int64_t last) {
     for (int64_t i = first; i < last; ++i) {
@@ -105,7 +105,7 @@ PackedMatrix FloatScheme::quantize(std::span<const float> w, int64_t rows, int64
 
 void FloatScheme::dequantize(const PackedMatrix& p, std::span<float> out) const {
   const int64_t n = p.numel();
-  if (p.bytes.size() != packed_bytes(p.rows, p.cols) || out.size() != static_cast<std::size_t>(n))
+  if (p.bytes.size() != packed_bytes(p.rows, p.cols) || std::ssize(out) != n)
     throw std::invalid_argument(fmt::format("{}: dequantize of a packed matrix of the wrong size", name()));
   const uint8_t* in = p.bytes.data();
   parallel_for(n, balanced_grain(n, 1 << 14), [&](int64_t first, int64_t last) {

@@ -85,7 +85,7 @@ double GgmlBlockScheme::bits_per_weight(int64_t rows, int64_t cols) const {
 }
 
 PackedMatrix GgmlBlockScheme::quantize(std::span<const float> w, int64_t rows, int64_t cols) const {
-  if (rows <= 0 || cols <= 0 || static_cast<std::size_t>(rows * cols) != w.size())
+  if (rows <= 0 || cols <= 0 || rows * cols != std::ssize(w))
     throw std::invalid_argument(fmt::format("{}: shape [{}, {}] does not match {} values", name(), rows, cols, w.size()));
   if (cols % kBlock != 0)
     throw std::invalid_argument(fmt::format("{}: rows of {} weights, not a multiple of the block of 32", name(), cols));
@@ -99,7 +99,7 @@ PackedMatrix GgmlBlockScheme::quantize(std::span<const float> w, int64_t rows, i
 }
 
 void GgmlBlockScheme::dequantize(const PackedMatrix& p, std::span<float> out) const {
-  if (p.bytes.size() != packed_bytes(p.rows, p.cols) || out.size() != static_cast<std::size_t>(p.numel()))
+  if (p.bytes.size() != packed_bytes(p.rows, p.cols) || std::ssize(out) != p.numel())
     throw std::invalid_argument(fmt::format("{}: dequantize of a packed matrix of the wrong size", name()));
   const int64_t blocks = p.numel() / kBlock;
   const int64_t bytes = gguf::traits(type_).block_bytes;

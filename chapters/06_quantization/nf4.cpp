@@ -47,7 +47,7 @@ double Nf4Scheme::bits_per_weight(int64_t rows, int64_t cols) const {
 
 // Layout: fp16 absmax of every block, then the 4-bit level indices, two per byte (low nibble first).
 PackedMatrix Nf4Scheme::quantize(std::span<const float> w, int64_t rows, int64_t cols) const {
-  if (rows <= 0 || cols <= 0 || static_cast<std::size_t>(rows * cols) != w.size())
+  if (rows <= 0 || cols <= 0 || rows * cols != std::ssize(w))
     throw std::invalid_argument(fmt::format("NF4: shape [{}, {}] does not match {} values", rows, cols, w.size()));
   const int64_t n = rows * cols, blocks = ceil_div(n, block_);
   PackedMatrix p{rows, cols, std::vector<uint8_t>(packed_bytes(rows, cols), 0)};
@@ -75,7 +75,7 @@ PackedMatrix Nf4Scheme::quantize(std::span<const float> w, int64_t rows, int64_t
 
 void Nf4Scheme::dequantize(const PackedMatrix& p, std::span<float> out) const {
   const int64_t n = p.numel(), blocks = ceil_div(n, block_);
-  if (p.bytes.size() != packed_bytes(p.rows, p.cols) || out.size() != static_cast<std::size_t>(n))
+  if (p.bytes.size() != packed_bytes(p.rows, p.cols) || std::ssize(out) != n)
     throw std::invalid_argument("NF4: dequantize of a packed matrix of the wrong size");
   const uint8_t* scales = p.bytes.data();
   const uint8_t* codes = scales + 2 * blocks;

@@ -57,7 +57,7 @@ void PackedLinear::forward(const Tensor& x, Tensor& y) const {
 // the-change: end PackedLinear::forward
 
 void PackedLinear::gather_rows(std::span<const int32_t> ids, Tensor& out) const {
-  const auto n = static_cast<int64_t>(ids.size());
+  const auto n = std::ssize(ids);
   check_matrix("gather_rows", out, "out", n, cols_, device());
   for (int32_t id : ids)
     if (id < 0 || id >= rows_)

@@ -23,9 +23,9 @@ std::vector<float> round_trip(const QuantScheme& scheme, std::span<const float> 
 double relative_error(std::span<const float> w, std::span<const float> w_hat) {
   if (w.size() != w_hat.size()) throw std::invalid_argument("relative_error: sizes differ");
   // Sums per fixed chunk, added in chunk order: the same bits however the threads run.
-  const auto n = static_cast<int64_t>(w.size());
+  const auto n = std::ssize(w);
   const int64_t grain = 1 << 16;
-  std::vector<double> chunk_diff(static_cast<std::size_t>((n + grain - 1) / grain)), chunk_norm(chunk_diff.size());
+  std::vector<double> chunk_diff((n + grain - 1) / grain), chunk_norm(chunk_diff.size());
   parallel_for(n, grain, [&](int64_t first, int64_t last) {
     double d = 0, m = 0;
     for (int64_t i = first; i < last; ++i) {

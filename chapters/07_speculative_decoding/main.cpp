@@ -66,7 +66,7 @@ class MarkedStreamer {
 // The demo: one speculative generation, streamed, then the same prompt decoded plainly.
 void run_demo(LoadedModel& m, const CommonOptions& o, const Options& opt, RunRecord& record) {
   record.prompt_ids = encode_prompt(m, o);
-  const auto capacity = static_cast<int64_t>(record.prompt_ids.size()) + o.n_predict + opt.gamma + 1;
+  const auto capacity = std::ssize(record.prompt_ids) + o.n_predict + opt.gamma + 1;
   std::unique_ptr<Drafter> drafter = spec::make_drafter(opt.draft, m, o, opt.draft_model, capacity);
 
   GroupedKvCache cache(m.model.config(), capacity, m.model.device());

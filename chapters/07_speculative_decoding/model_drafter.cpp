@@ -16,17 +16,17 @@ Draft ModelDrafter::propose(std::span<const int32_t> context, int gamma) {
   if (gamma <= 0 || context.empty()) return draft;
   // Roll back to the longest prefix of `context` the cache already holds; at least the last
   // token must be fed again, to get the distribution that follows it.
-  std::size_t keep = 0;
-  while (keep < fed_.size() && keep + 1 < context.size() && fed_[keep] == context[keep]) ++keep;
+  int64_t keep = 0;
+  while (keep < std::ssize(fed_) && keep + 1 < std::ssize(context) && fed_[keep] == context[keep]) ++keep;
   fed_.resize(keep);
-  cache_.truncate(static_cast<int64_t>(keep));
-  std::vector<int32_t> feed(context.begin() + static_cast<std::ptrdiff_t>(keep), context.end());
+  cache_.truncate(keep);
+  std::vector<int32_t> feed(context.begin() + keep, context.end());
 
   const bool greedy = sampler_.params().temperature == 0.0f;
   for (int i = 0; i < gamma; ++i) {
-    const Tensor logits = model_.forward(feed, static_cast<int64_t>(fed_.size()), cache_).to(Device::cpu());
+    const Tensor logits = model_.forward(feed, std::ssize(fed_), cache_).to(Device::cpu());
     fed_.insert(fed_.end(), feed.begin(), feed.end());
-    const std::span<const float> row(logits.host<float>(), static_cast<std::size_t>(logits.numel()));
+    const std::span<const float> row(logits.host<float>(), logits.numel());
     if (greedy) {
       draft.tokens.push_back(argmax(row));  // q one-hot: no list needed
     } else {

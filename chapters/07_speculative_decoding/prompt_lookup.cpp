@@ -9,7 +9,7 @@ Draft PromptLookupDrafter::propose(std::span<const int32_t> context, int gamma) 
   const auto size = static_cast<std::ptrdiff_t>(context.size());
   for (std::ptrdiff_t n = max_ngram_; n >= min_ngram_ && gamma > 0; --n) {
     if (n >= size) continue;
-    const std::span<const int32_t> tail = context.last(static_cast<std::size_t>(n));
+    const std::span<const int32_t> tail = context.last(n);
     // The most recent earlier occurrence of the tail: start positions size-n-1 down to 0.
     for (std::ptrdiff_t start = size - n - 1; start >= 0; --start) {
       if (!std::equal(tail.begin(), tail.end(), context.begin() + start)) continue;

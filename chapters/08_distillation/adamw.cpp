@@ -18,9 +18,9 @@ void AdamW::step(std::span<float> params, std::span<const float> grads, double l
   ++t_;
   const double bias1 = 1.0 - std::pow(o_.beta1, t_), bias2 = 1.0 - std::pow(o_.beta2, t_);
   const float b1 = static_cast<float>(o_.beta1), b2 = static_cast<float>(o_.beta2);
-  const std::size_t n = params.size();
-  parallel_for(n, (static_cast<int64_t>(n) >= kParallelMin) ? balanced_grain(n, 4096) : n, [&](int64_t first, int64_t last) {
-    for (std::size_t i = static_cast<std::size_t>(first); i < static_cast<std::size_t>(last); ++i) {
+  const int64_t n = std::ssize(params);
+  parallel_for(n, (n >= kParallelMin) ? balanced_grain(n, 4096) : n, [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i) {
       const float g = grads[i];
       m_[i] = b1 * m_[i] + (1.0f - b1) * g;
       v_[i] = b2 * v_[i] + (1.0f - b2) * g * g;
@@ -49,11 +49,11 @@ double clip_grad_norm(std::span<float> grads, double max_norm) {
 }
 
 std::vector<int64_t> shuffled_order(int64_t n, uint64_t seed) {
-  std::vector<int64_t> order(static_cast<std::size_t>(std::max<int64_t>(n, 0)));
-  for (int64_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+  std::vector<int64_t> order(std::max<int64_t>(n, 0));
+  for (int64_t i = 0; i < n; ++i) order[i] = i;
   std::mt19937_64 rng(seed);
   for (int64_t i = n - 1; i > 0; --i)
-    std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(rng() % static_cast<uint64_t>(i + 1))]);
+    std::swap(order[i], order[rng() % static_cast<uint64_t>(i + 1)]);
   return order;
 }
 

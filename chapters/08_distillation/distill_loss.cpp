@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>  // std::ssize
 #include <stdexcept>
 #include <vector>
 
@@ -26,16 +27,16 @@ double log_sum_exp(const T* x, int n, double scale) {
 }  // namespace
 
 template <class T>
-double distillation_loss(const T* logits, int N, int V, std::span<const int32_t> labels,
+double distillation_loss(const T* logits, int64_t N, int V, std::span<const int32_t> labels,
                          const SoftTargets* soft, const LossOptions& o, T* d_logits) {
   const double w_hard = o.labels == LabelKind::hard ? 1.0 : o.labels == LabelKind::soft ? 0.0 : o.hard_weight;
   const double w_soft = 1.0 - w_hard, tau = o.temperature;
   if (w_soft > 0 && (soft == nullptr || soft->k < 1 ||
-                     soft->ids.size() != static_cast<std::size_t>(N) * static_cast<std::size_t>(soft->k) ||
+                     std::ssize(soft->ids) != N * soft->k ||
                      soft->logits.size() != soft->ids.size()))
     throw std::invalid_argument(fmt::format("distillation_loss: soft labels need k ≥ 1 teacher ids and logits for each of {} rows", N));
   if (!(tau > 0)) throw std::invalid_argument(fmt::format("distillation_loss: temperature {} must be positive", tau));
-  if (labels.size() != static_cast<std::size_t>(N)) throw std::invalid_argument("distillation_loss: one label per row");
+  if (std::ssize(labels) != N) throw std::invalid_argument("distillation_loss: one label per row");
 
   int scored = 0;
   for (int32_t y : labels) {
@@ -43,13 +44,13 @@ double distillation_loss(const T* logits, int N, int V, std::span<const int32_t>
     scored += y >= 0 ? 1 : 0;
   }
   const double inv_count = scored > 0 ? 1.0 / scored : 0.0;
-  std::vector<double> row_loss(static_cast<std::size_t>(N), 0.0);  // summed in order below: same run, same bits
+  std::vector<double> row_loss(N, 0.0);  // summed in order below: same run, same bits
 
-  parallel_for(N, (static_cast<int64_t>(N) * V >= kParallelMin) ? balanced_grain(N, 1) : N, [&](int64_t first, int64_t last) {
-    for (int r = static_cast<int>(first); r < last; ++r) {
-      const T* s = logits + static_cast<int64_t>(r) * V;
-      T* ds = d_logits + static_cast<int64_t>(r) * V;
-      const int32_t y = labels[static_cast<std::size_t>(r)];
+  parallel_for(N, (N * V >= kParallelMin) ? balanced_grain(N, 1) : N, [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r) {
+      const T* s = logits + r * V;
+      T* ds = d_logits + r * V;
+      const int32_t y = labels[r];
       if (y < 0) {
         std::fill(ds, ds + V, T(0));
         continue;
@@ -70,8 +71,8 @@ double distillation_loss(const T* logits, int N, int V, std::span<const int32_t>
       // soft: τ² KL(p_τ ‖ q_τ), gradient τ (q_τ − p_τ)
       if (w_soft > 0) {
         const int k = soft->k;
-        const int32_t* ids = soft->ids.data() + static_cast<int64_t>(r) * k;
-        const float* z = soft->logits.data() + static_cast<int64_t>(r) * k;
+        const int32_t* ids = soft->ids.data() + r * k;
+        const float* z = soft->logits.data() + r * k;
         const double lse_s = log_sum_exp(s, V, 1.0 / tau), lse_z = log_sum_exp(z, k, 1.0 / tau);
         double kl = 0.0;
         for (int j = 0; j < V; ++j) ds[j] += static_cast<T>(w_soft * tau * std::exp(s[j] / tau - lse_s));
@@ -84,7 +85,7 @@ double distillation_loss(const T* logits, int N, int V, std::span<const int32_t>
       }
       // the-change: end soft_loss
       for (int j = 0; j < V; ++j) ds[j] = static_cast<T>(ds[j] * inv_count);
-      row_loss[static_cast<std::size_t>(r)] = loss;
+      row_loss[r] = loss;
     }
   });
   double total = 0.0;
@@ -92,9 +93,9 @@ double distillation_loss(const T* logits, int N, int V, std::span<const int32_t>
   return total * inv_count;
 }
 
-template double distillation_loss<float>(const float*, int, int, std::span<const int32_t>, const SoftTargets*,
+template double distillation_loss<float>(const float*, int64_t, int, std::span<const int32_t>, const SoftTargets*,
                                          const LossOptions&, float*);
-template double distillation_loss<double>(const double*, int, int, std::span<const int32_t>, const SoftTargets*,
+template double distillation_loss<double>(const double*, int64_t, int, std::span<const int32_t>, const SoftTargets*,
                                           const LossOptions&, double*);
 
 }  // namespace infer::train

@@ -40,7 +40,7 @@ struct SoftTargets {
 // logits[N, V] → the mean loss; writes d_logits[N, V] = ∂loss/∂logits. labels[N] holds the true
 // next token of each row or −1 (not scored). `soft` is needed unless options.labels is hard.
 template <class T>
-double distillation_loss(const T* logits, int N, int V, std::span<const int32_t> labels,
+double distillation_loss(const T* logits, int64_t N, int V, std::span<const int32_t> labels,
                          const SoftTargets* soft, const LossOptions& options, T* d_logits);
 
 }  // namespace infer::train

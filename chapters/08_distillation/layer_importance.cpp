@@ -11,12 +11,12 @@ namespace infer::train {
 
 std::vector<double> block_influence(Student<float>& model, std::span<const int32_t> tokens, int S) {
   const LlamaConfig& c = model.config();
-  const int64_t n_seq = S > 0 ? static_cast<int64_t>(tokens.size()) / S : 0;
+  const int64_t n_seq = S > 0 ? std::ssize(tokens) / S : 0;
   if (n_seq < 1) throw std::invalid_argument(fmt::format("block influence: {} tokens hold no sequence of {}", tokens.size(), S));
   const int d = c.d_model;
-  std::vector<double> score(static_cast<std::size_t>(c.n_layers), 0.0);
+  std::vector<double> score(c.n_layers, 0.0);
   for (int64_t s = 0; s < n_seq; ++s) {
-    model.forward(tokens.subspan(static_cast<std::size_t>(s * S), static_cast<std::size_t>(S)), 1, S, /*want_logits=*/false);
+    model.forward(tokens.subspan(s * S, S), 1, S, /*want_logits=*/false);
     for (int l = 0; l < c.n_layers; ++l) {
       const float* in = model.hidden(l);
       const float* out = model.hidden(l + 1);
@@ -26,7 +26,7 @@ std::vector<double> block_influence(Student<float>& model, std::span<const int32
           const double a = in[t * d + i], b = out[t * d + i];
           dot += a * b, nin += a * a, nout += b * b;
         }
-        score[static_cast<std::size_t>(l)] += 1.0 - dot / std::sqrt(nin * nout);
+        score[l] += 1.0 - dot / std::sqrt(nin * nout);
       }
     }
   }
@@ -37,12 +37,12 @@ std::vector<double> block_influence(Student<float>& model, std::span<const int32
 std::vector<int> layers_to_keep(std::span<const double> scores, int n_keep) {
   const int n = static_cast<int>(scores.size());
   if (n_keep < 1 || n_keep > n) throw std::invalid_argument(fmt::format("keep {} of {} layers: out of range", n_keep, n));
-  std::vector<int> order(static_cast<std::size_t>(n));
+  std::vector<int> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return scores[static_cast<std::size_t>(a)] > scores[static_cast<std::size_t>(b)];
+    return scores[a] > scores[b];
   });
-  order.resize(static_cast<std::size_t>(n_keep));
+  order.resize(n_keep);
   std::sort(order.begin(), order.end());
   return order;
 }

@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
 
     const TextSplit text = split_text(m.tokenizer, opt.tokens, opt.window, opt.calibration_windows, opt.eval_tokens);
     fmt::print("Training text: Genesis–Judges, {} tokens; {} windows of {} spread over it per run. Held out: Ruth, {} "
-               "tokens evaluated. {} threads.\n\n", text.training_text_tokens, text.training.size() / static_cast<std::size_t>(opt.window),
+               "tokens evaluated. {} threads.\n\n", text.training_text_tokens, std::ssize(text.training) / opt.window,
                opt.window, text.held_out.size(), num_threads());
     print_soft_label_tables(m, o, opt.teacher_k, record.figures);
     std::fflush(stdout);

@@ -1,6 +1,7 @@
 #include "student.hpp"
 
 #include <algorithm>
+#include <iterator>  // std::ssize
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -37,11 +38,11 @@ template <class T>
 Student<T>::Student(const LlamaConfig& config, std::vector<T> embedding, std::vector<T> output)
     : config_(config), block_size_(block_parameter_count(config)), embedding_(std::move(embedding)),
       output_(std::move(output)) {
-  const std::size_t Vd = static_cast<std::size_t>(config.vocab_size) * static_cast<std::size_t>(config.d_model);
-  if (embedding_.size() != Vd || output_.size() != (config.tied_embeddings ? 0 : Vd))
+  const int64_t Vd = int64_t{config.vocab_size} * config.d_model;
+  if (std::ssize(embedding_) != Vd || std::ssize(output_) != (config.tied_embeddings ? 0 : Vd))
     throw std::invalid_argument(fmt::format("student: embedding of {} and output of {} numbers do not fit {}",
                                             embedding_.size(), output_.size(), config.describe()));
-  params.assign(static_cast<std::size_t>(config.n_layers * block_size_ + config.d_model), T(0));
+  params.assign(config.n_layers * block_size_ + config.d_model, T(0));
 }
 
 template <class T>
@@ -60,7 +61,7 @@ Student<T> Student<T>::from_teacher(const Llama& teacher, std::span<const int> k
   Student s(c, converted<T>(W.token_embedding.to_vector()),
             tc.tied_embeddings ? std::vector<T>{} : converted<T>(dense_weights(*W.output, "output matrix")));
   for (int i = 0; i < c.n_layers; ++i) {
-    const LayerWeights& L = W.layers[static_cast<std::size_t>(keep[static_cast<std::size_t>(i)])];
+    const LayerWeights& L = W.layers[keep[i]];
     const BlockTensors<T> b = s.block(i, s.params.data());
     copy_into(L.attn_norm.to_vector(), b.attn_norm);
     copy_into(dense_weights(*L.wq, "attn_q"), b.wq);
@@ -85,7 +86,7 @@ Student<T> Student<T>::random(const LlamaConfig& c, uint64_t seed, double scale)
     for (T& x : v) x = static_cast<T>(centre + scale * uniform());
     return v;
   };
-  const std::size_t Vd = static_cast<std::size_t>(c.vocab_size) * static_cast<std::size_t>(c.d_model);
+  const int64_t Vd = int64_t{c.vocab_size} * c.d_model;
   Student s(c, draw(Vd, 0.0), c.tied_embeddings ? std::vector<T>{} : draw(Vd, 0.0));
   s.params = draw(s.params.size(), 0.0);
   for (int l = 0; l <= c.n_layers; ++l) {  // the norm weights start near 1
@@ -106,33 +107,33 @@ Student<T> Student<T>::random(const LlamaConfig& c, uint64_t seed, double scale)
 template <class T>
 const T* Student<T>::forward(std::span<const int32_t> tokens, int B, int S, bool want_logits) {
   const LlamaConfig& c = config_;
-  const int N = B * S, d = c.d_model, L = c.n_layers;
-  if (B < 1 || S < 1 || tokens.size() != static_cast<std::size_t>(N) || S > c.context_length)
+  const int N = B * S, d = c.d_model, L = c.n_layers;  // int: N and d go to BLAS
+  const int64_t Nd = int64_t{N} * d;                    // elements of one hidden state
+  if (B < 1 || S < 1 || std::ssize(tokens) != N || S > c.context_length)
     throw std::invalid_argument(fmt::format("student forward: {} tokens are not {} sequences of {} (context {})",
                                             tokens.size(), B, S, c.context_length));
   B_ = B, S_ = S;
-  hidden_.resize(static_cast<std::size_t>(L + 1));
-  for (auto& h : hidden_) h.resize(static_cast<std::size_t>(N) * static_cast<std::size_t>(d));
-  acts_.resize(static_cast<std::size_t>(L));
+  hidden_.resize(L + 1);
+  for (auto& h : hidden_) h.resize(Nd);
+  acts_.resize(L);
 
   // x = E[tokens]
-  for (int r = 0; r < N; ++r) {
-    const int32_t id = tokens[static_cast<std::size_t>(r)];
+  for (int64_t r = 0; r < N; ++r) {
+    const int64_t id = tokens[r];
     if (id < 0 || id >= c.vocab_size)
       throw std::invalid_argument(fmt::format("student forward: token {} outside the vocabulary of {}", id, c.vocab_size));
-    std::copy_n(embedding_.data() + static_cast<int64_t>(id) * d, d, hidden_[0].data() + static_cast<int64_t>(r) * d);
+    std::copy_n(embedding_.data() + id * d, d, hidden_[0].data() + r * d);
   }
   const T* P = params.data();
   for (int l = 0; l < L; ++l)
-    block_forward(c, B, S, block(l, P), hidden_[static_cast<std::size_t>(l)].data(), acts_[static_cast<std::size_t>(l)],
-                  hidden_[static_cast<std::size_t>(l + 1)].data());
+    block_forward(c, B, S, block(l, P), hidden_[l].data(), acts_[l], hidden_[l + 1].data());
   if (!want_logits) return nullptr;
 
   // logits = rmsnorm(x) ⊙ output_norm · Eᵀ
-  final_normed_.resize(static_cast<std::size_t>(N) * static_cast<std::size_t>(d));
-  final_inv_rms_.resize(static_cast<std::size_t>(N));
+  final_normed_.resize(Nd);
+  final_inv_rms_.resize(N);
   rmsnorm_forward(hidden_.back().data(), output_norm(P), N, d, c.norm_eps, final_normed_.data(), final_inv_rms_.data());
-  logits_.resize(static_cast<std::size_t>(N) * static_cast<std::size_t>(c.vocab_size));
+  logits_.resize(int64_t{N} * c.vocab_size);
   linear_forward(final_normed_.data(), output_matrix(), N, d, c.vocab_size, logits_.data());
   return logits_.data();
 }
@@ -144,7 +145,7 @@ void Student<T>::backward(const T* d_logits) {
   if (N == 0 || logits_.empty()) throw std::logic_error("student backward: no forward with logits before it");
   if (grads.size() != params.size()) grads.assign(params.size(), T(0));
   const T* P = params.data();
-  const std::size_t Nd = static_cast<std::size_t>(N) * static_cast<std::size_t>(d);
+  const int64_t Nd = int64_t{N} * d;
 
   // logits = normed · Eᵀ with E frozen: only the gradient of the hidden state, d_normed = d_logits · E.
   std::vector<T> d_normed(Nd), dx(Nd), dx_below(Nd);
@@ -153,8 +154,8 @@ void Student<T>::backward(const T* d_logits) {
                    output_norm(grads.data()));
   for (int l = c.n_layers - 1; l >= 0; --l) {
     std::fill(dx_below.begin(), dx_below.end(), T(0));
-    block_backward(c, B_, S_, block(l, P), hidden_[static_cast<std::size_t>(l)].data(),
-                   acts_[static_cast<std::size_t>(l)], dx.data(), block(l, grads.data()), dx_below.data());
+    block_backward(c, B_, S_, block(l, P), hidden_[l].data(), acts_[l], dx.data(), block(l, grads.data()),
+                   dx_below.data());
     std::swap(dx, dx_below);
   }
   // dx is now ∂loss/∂E[tokens]; the frozen embedding takes none of it.
@@ -174,7 +175,7 @@ Llama to_llama(const Student<float>& s) {
   auto tensor = [](const float* p, Shape shape) {
     int64_t n = 1;
     for (int64_t x : shape) n *= x;
-    return Tensor::from_vector(std::span<const float>(p, static_cast<std::size_t>(n)), std::move(shape));
+    return Tensor::from_vector(std::span<const float>(p, n), std::move(shape));
   };
   auto linear = [&](const float* p, int64_t out, int64_t in) { return std::make_unique<DenseLinear>(tensor(p, {out, in})); };
   LlamaWeights w;

@@ -56,7 +56,7 @@ class Student {
   void backward(const T* d_logits);
   void zero_grad();
   // The residual stream of the last forward entering block l ([B·S, d]); l = n_layers: after the last.
-  const T* hidden(int l) const { return hidden_[static_cast<std::size_t>(l)].data(); }
+  const T* hidden(int l) const { return hidden_[l].data(); }
 
  private:
   LlamaConfig config_;

@@ -55,7 +55,7 @@ uint64_t fnv1a64(std::span<const uint8_t> bytes) {
 
 double TeacherLabels::kept_mass(int64_t i) const {
   double sum = 0.0;
-  for (int j = 0; j < k; ++j) sum += std::exp(static_cast<double>(logits[static_cast<std::size_t>(i * k + j)]) - lse[static_cast<std::size_t>(i)]);
+  for (int j = 0; j < k; ++j) sum += std::exp(static_cast<double>(logits[i * k + j]) - lse[i]);
   return sum;
 }
 
@@ -63,7 +63,7 @@ void TeacherLabels::append(int32_t token, const float* z) {
   double m = -INFINITY, sum = 0.0;
   for (int v = 0; v < vocab_size; ++v) m = std::max(m, static_cast<double>(z[v]));
   for (int v = 0; v < vocab_size; ++v) sum += std::exp(z[v] - m);
-  std::vector<int32_t> order(static_cast<std::size_t>(vocab_size));
+  std::vector<int32_t> order(vocab_size);
   std::iota(order.begin(), order.end(), 0);
   // the k largest, largest first (ties: the lower id), without sorting all V
   std::partial_sort(order.begin(), order.begin() + k, order.end(),
@@ -71,8 +71,8 @@ void TeacherLabels::append(int32_t token, const float* z) {
   tokens.push_back(token);
   lse.push_back(static_cast<float>(m + std::log(sum)));
   for (int j = 0; j < k; ++j) {
-    ids.push_back(order[static_cast<std::size_t>(j)]);
-    logits.push_back(z[order[static_cast<std::size_t>(j)]]);
+    ids.push_back(order[j]);
+    logits.push_back(z[order[j]]);
   }
 }
 
@@ -136,7 +136,7 @@ TeacherLabels teacher_pass(Llama& teacher, std::span<const int32_t> tokens, int 
                                             c.context_length, k, c.vocab_size));
   TeacherLabels t;
   t.k = k, t.vocab_size = c.vocab_size, t.window = window;
-  const int64_t n_windows = static_cast<int64_t>(tokens.size()) / window;
+  const int64_t n_windows = std::ssize(tokens) / window;
   std::unique_ptr<ProgressBar> bar;
   if (!progress_label.empty()) bar = std::make_unique<ProgressBar>(progress_label, n_windows * window);
   GroupedKvCache cache(c, window, teacher.device());
@@ -145,10 +145,9 @@ TeacherLabels teacher_pass(Llama& teacher, std::span<const int32_t> tokens, int 
     cache.clear();
     for (int c0 = 0; c0 < window; c0 += kChunk) {
       const int m = std::min(kChunk, window - c0);
-      const auto chunk = tokens.subspan(static_cast<std::size_t>(w * window + c0), static_cast<std::size_t>(m));
+      const auto chunk = tokens.subspan(w * window + c0, m);
       const Tensor logits = teacher.forward(chunk, c0, cache, /*all_logits=*/true).to(Device::cpu());
-      for (int i = 0; i < m; ++i)
-        t.append(chunk[static_cast<std::size_t>(i)], logits.host<float>() + static_cast<int64_t>(i) * c.vocab_size);
+      for (int64_t i = 0; i < m; ++i) t.append(chunk[i], logits.host<float>() + i * c.vocab_size);
       if (bar) bar->advance(m);
     }
   }

@@ -35,7 +35,7 @@ struct TeacherLabels {
   std::vector<int32_t> ids;      // [n, k] the k most likely next tokens, most likely first
   std::vector<float> logits;     // [n, k] their logits z
 
-  int64_t size() const { return static_cast<int64_t>(tokens.size()); }
+  int64_t size() const { return std::ssize(tokens); }
   int64_t windows() const { return window > 0 ? size() / window : 0; }
   double kept_mass(int64_t position) const;  // Σ_kept exp(z − lse)
 

@@ -16,15 +16,15 @@ void attention_forward(const T* q, const T* k, const T* v, const AttentionShape&
   const int64_t q_stride = a.q_stride(), kv_stride = a.kv_stride();
   const T scale = T(1) / std::sqrt(static_cast<T>(a.D));
   // One item per (sequence, head) pair.
-  const int64_t pairs = static_cast<int64_t>(a.B) * a.H;
+  const int64_t pairs = a.B * a.H;
   parallel_for(pairs, a.work() >= kParallelMin ? 1 : pairs, [&](int64_t first, int64_t last) {
     for (int64_t pair = first; pair < last; ++pair) {
-      const int b = static_cast<int>(pair / a.H), h = static_cast<int>(pair % a.H);
-      const int64_t row0 = static_cast<int64_t>(b) * a.S;  // first row of sequence b
-      const int64_t kv_off = static_cast<int64_t>(h / a.group()) * a.D;
+      const int64_t b = pair / a.H, h = pair % a.H;  // int64_t: both enter offset products
+      const int64_t row0 = b * a.S;                  // first row of sequence b
+      const int64_t kv_off = h / a.group() * a.D;
       for (int t = 0; t < a.S; ++t) {
-        const T* qt = q + (row0 + t) * q_stride + static_cast<int64_t>(h) * a.D;
-        T* p = probs + ((static_cast<int64_t>(b) * a.H + h) * a.S + t) * a.S;
+        const T* qt = q + (row0 + t) * q_stride + h * a.D;
+        T* p = probs + ((b * a.H + h) * a.S + t) * a.S;
         // scores, then a softmax stabilised by the largest score
         T max_score = -std::numeric_limits<T>::infinity();
         for (int j = 0; j <= t; ++j) {
@@ -43,7 +43,7 @@ void attention_forward(const T* q, const T* k, const T* v, const AttentionShape&
         for (int j = 0; j <= t; ++j) p[j] *= inv_sum;
         std::fill(p + t + 1, p + a.S, T(0));  // the future is masked
         // out = Σ_j p_j v_j
-        T* ot = out + (row0 + t) * q_stride + static_cast<int64_t>(h) * a.D;
+        T* ot = out + (row0 + t) * q_stride + h * a.D;
         std::fill(ot, ot + a.D, T(0));
         for (int j = 0; j <= t; ++j) {
           const T* vj = v + (row0 + j) * kv_stride + kv_off;
@@ -62,17 +62,17 @@ void attention_backward(const T* d_out, const T* q, const T* k, const T* v, cons
   const T scale = T(1) / std::sqrt(static_cast<T>(a.D));
   // One task per (sequence, key/value head): the query heads of a group all write the same
   // dk and dv rows, so they run in one task, and no two tasks write the same element.
-  const int64_t pairs = static_cast<int64_t>(a.B) * a.H_kv;
+  const int64_t pairs = a.B * a.H_kv;
   parallel_for(pairs, a.work() >= kParallelMin ? 1 : pairs, [&](int64_t first, int64_t last) {
     for (int64_t pair = first; pair < last; ++pair) {
-      const int b = static_cast<int>(pair / a.H_kv), hk = static_cast<int>(pair % a.H_kv);
-      const int64_t row0 = static_cast<int64_t>(b) * a.S;
-      const int64_t kv_off = static_cast<int64_t>(hk) * a.D;
-      std::vector<T> dp(static_cast<std::size_t>(a.S));
-      for (int h = hk * group; h < (hk + 1) * group; ++h) {
+      const int64_t b = pair / a.H_kv, hk = pair % a.H_kv;
+      const int64_t row0 = b * a.S;
+      const int64_t kv_off = hk * a.D;
+      std::vector<T> dp(a.S);
+      for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
         for (int t = 0; t < a.S; ++t) {
-          const int64_t q_off = (row0 + t) * q_stride + static_cast<int64_t>(h) * a.D;
-          const T* p = probs + ((static_cast<int64_t>(b) * a.H + h) * a.S + t) * a.S;
+          const int64_t q_off = (row0 + t) * q_stride + h * a.D;
+          const T* p = probs + ((b * a.H + h) * a.S + t) * a.S;
           const T* dot = d_out + q_off;
           // dp_j = d_out·v_j and dv_j += p_j d_out; then Σ_i p_i dp_i
           double p_dot_dp = 0.0;
@@ -84,14 +84,14 @@ void attention_backward(const T* d_out, const T* q, const T* k, const T* v, cons
               s += dot[i] * vj[i];
               dvj[i] += p[j] * dot[i];
             }
-            dp[static_cast<std::size_t>(j)] = s;
+            dp[j] = s;
             p_dot_dp += static_cast<double>(p[j]) * s;
           }
           // ds_j = p_j (dp_j − Σ p dp); dq += scale ds_j k_j; dk_j += scale ds_j q
           const T* qt = q + q_off;
           T* dqt = dq + q_off;
           for (int j = 0; j <= t; ++j) {
-            const T ds = p[j] * (dp[static_cast<std::size_t>(j)] - static_cast<T>(p_dot_dp)) * scale;
+            const T ds = p[j] * (dp[j] - static_cast<T>(p_dot_dp)) * scale;
             const T* kj = k + (row0 + j) * kv_stride + kv_off;
             T* dkj = dk + (row0 + j) * kv_stride + kv_off;
             for (int i = 0; i < a.D; ++i) {

@@ -16,16 +16,16 @@
 namespace infer::train {
 
 struct AttentionShape {
-  int B = 1;     // sequences
-  int S = 1;     // tokens per sequence
-  int H = 1;     // query heads
-  int H_kv = 1;  // key/value heads (H_kv divides H)
-  int D = 1;     // head dimension
+  int64_t B = 1;  // sequences            (B and S are row counts: int64_t, as they enter offset products)
+  int64_t S = 1;  // tokens per sequence
+  int H = 1;      // query heads
+  int H_kv = 1;   // key/value heads (H_kv divides H)
+  int D = 1;      // head dimension
 
   int64_t q_stride() const { return static_cast<int64_t>(H) * D; }      // floats per row of q
   int64_t kv_stride() const { return static_cast<int64_t>(H_kv) * D; }  // floats per row of k, v
   int group() const { return H / H_kv; }                                // query heads per key/value head
-  int64_t work() const { return static_cast<int64_t>(B) * H * S * S * D; }  // multiply-adds of q·k
+  int64_t work() const { return B * H * S * S * D; }  // multiply-adds of q·k
 };
 
 // Saves probs[B, H, S, S] (p of query t over key j at [b][h][t][j], 0 for j > t).

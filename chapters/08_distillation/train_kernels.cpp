@@ -9,41 +9,41 @@
 namespace infer::train {
 
 template <class T>
-void rmsnorm_forward(const T* x, const T* w, int N, int d, double eps, T* y, T* inv_rms) {
-  const bool parallel = static_cast<int64_t>(N) * d >= kParallelMin;
+void rmsnorm_forward(const T* x, const T* w, int64_t N, int d, double eps, T* y, T* inv_rms) {
+  const bool parallel = N * d >= kParallelMin;
   parallel_for(N, (parallel) ? balanced_grain(N, 1) : N, [&](int64_t first, int64_t last) {
-    for (int r = static_cast<int>(first); r < last; ++r) {
-      const T* xr = x + static_cast<int64_t>(r) * d;
+    for (int64_t r = first; r < last; ++r) {
+      const T* xr = x + r * d;
       double sum_sq = 0.0;  // in double, as lib's rmsnorm
       for (int i = 0; i < d; ++i) sum_sq += static_cast<double>(xr[i]) * xr[i];
       const T scale = static_cast<T>(1.0 / std::sqrt(sum_sq / d + eps));
       inv_rms[r] = scale;
-      for (int i = 0; i < d; ++i) y[static_cast<int64_t>(r) * d + i] = xr[i] * scale * w[i];
+      for (int i = 0; i < d; ++i) y[r * d + i] = xr[i] * scale * w[i];
     }
   });
 }
 
 template <class T>
-void rmsnorm_backward(const T* d_out, const T* x, const T* w, const T* inv_rms, int N, int d, T* dx, T* dw) {
-  const bool parallel = static_cast<int64_t>(N) * d >= kParallelMin;
+void rmsnorm_backward(const T* d_out, const T* x, const T* w, const T* inv_rms, int64_t N, int d, T* dx, T* dw) {
+  const bool parallel = N * d >= kParallelMin;
   parallel_for(N, (parallel) ? balanced_grain(N, 1) : N, [&](int64_t first, int64_t last) {
-    for (int r = static_cast<int>(first); r < last; ++r) {
-      const T* xr = x + static_cast<int64_t>(r) * d;
-      const T* dyr = d_out + static_cast<int64_t>(r) * d;
+    for (int64_t r = first; r < last; ++r) {
+      const T* xr = x + r * d;
+      const T* dyr = d_out + r * d;
       const double s = inv_rms[r];
       double dot = 0.0;  // Σ_i (dy ⊙ w)_i x_i
       for (int i = 0; i < d; ++i) dot += static_cast<double>(dyr[i]) * w[i] * xr[i];
       const double c = dot * s * s * s / d;
       for (int i = 0; i < d; ++i)
-        dx[static_cast<int64_t>(r) * d + i] += static_cast<T>(s * dyr[i] * w[i] - c * xr[i]);
+        dx[r * d + i] += static_cast<T>(s * dyr[i] * w[i] - c * xr[i]);
     }
   });
   // dw sums over rows: split the columns between threads so that no two write one element.
   parallel_for(d, (parallel) ? balanced_grain(d, 16) : d, [&](int64_t first, int64_t last) {
-    for (int i = static_cast<int>(first); i < last; ++i) {
+    for (int64_t i = first; i < last; ++i) {
       double sum = 0.0;
-      for (int r = 0; r < N; ++r)
-        sum += static_cast<double>(d_out[static_cast<int64_t>(r) * d + i]) * x[static_cast<int64_t>(r) * d + i] * inv_rms[r];
+      for (int64_t r = 0; r < N; ++r)
+        sum += static_cast<double>(d_out[r * d + i]) * x[r * d + i] * inv_rms[r];
       dw[i] += static_cast<T>(sum);
     }
   });
@@ -63,17 +63,17 @@ void linear_backward(const T* d_out, const T* x, const T* W, int N, int K, int M
 namespace {
 // Turns every pair by sign · angle; the forward (sign +1) computes exactly what ops::rope does.
 template <class T>
-void rotate_pairs(T* x, int N, int seq_len, int heads, int D, double theta, double sign) {
-  std::vector<double> inv_freq(static_cast<std::size_t>(D / 2));  // theta^(−2j/D)
-  for (int j = 0; j < D / 2; ++j) inv_freq[static_cast<std::size_t>(j)] = std::pow(theta, -2.0 * j / D);
-  parallel_for(N, (static_cast<int64_t>(N) * heads * D >= kParallelMin) ? balanced_grain(N, 1) : N, [&](int64_t first, int64_t last) {
-    for (int r = static_cast<int>(first); r < last; ++r) {
-      const int position = r % seq_len;
+void rotate_pairs(T* x, int64_t N, int seq_len, int heads, int D, double theta, double sign) {
+  std::vector<double> inv_freq(D / 2);  // theta^(−2j/D)
+  for (int j = 0; j < D / 2; ++j) inv_freq[j] = std::pow(theta, -2.0 * j / D);
+  parallel_for(N, (N * heads * D >= kParallelMin) ? balanced_grain(N, 1) : N, [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r) {
+      const int64_t position = r % seq_len;
       for (int j = 0; j < D / 2; ++j) {
-        const double angle = position * inv_freq[static_cast<std::size_t>(j)];
+        const double angle = position * inv_freq[j];
         const T c = static_cast<T>(std::cos(angle)), s = static_cast<T>(sign * std::sin(angle));
         for (int h = 0; h < heads; ++h) {
-          T* p = x + static_cast<int64_t>(r) * heads * D + h * D + 2 * j;
+          T* p = x + r * heads * D + h * D + 2 * j;
           const T a = p[0], b = p[1];
           p[0] = a * c - b * s;
           p[1] = a * s + b * c;
@@ -85,12 +85,12 @@ void rotate_pairs(T* x, int N, int seq_len, int heads, int D, double theta, doub
 }  // namespace
 
 template <class T>
-void rope_forward(T* x, int N, int seq_len, int heads, int D, double theta) {
+void rope_forward(T* x, int64_t N, int seq_len, int heads, int D, double theta) {
   rotate_pairs(x, N, seq_len, heads, D, theta, +1.0);
 }
 
 template <class T>
-void rope_backward(T* d_out, int N, int seq_len, int heads, int D, double theta) {
+void rope_backward(T* d_out, int64_t N, int seq_len, int heads, int D, double theta) {
   rotate_pairs(d_out, N, seq_len, heads, D, theta, -1.0);
 }
 
@@ -115,12 +115,12 @@ void swiglu_backward(const T* d_out, const T* g, const T* u, int64_t n, T* dg, T
 }
 
 #define INSTANTIATE(T)                                                                             \
-  template void rmsnorm_forward<T>(const T*, const T*, int, int, double, T*, T*);                   \
-  template void rmsnorm_backward<T>(const T*, const T*, const T*, const T*, int, int, T*, T*);      \
+  template void rmsnorm_forward<T>(const T*, const T*, int64_t, int, double, T*, T*);                   \
+  template void rmsnorm_backward<T>(const T*, const T*, const T*, const T*, int64_t, int, T*, T*);      \
   template void linear_forward<T>(const T*, const T*, int, int, int, T*);                           \
   template void linear_backward<T>(const T*, const T*, const T*, int, int, int, T*, T*);            \
-  template void rope_forward<T>(T*, int, int, int, int, double);                                    \
-  template void rope_backward<T>(T*, int, int, int, int, double);                                   \
+  template void rope_forward<T>(T*, int64_t, int, int, int, double);                                    \
+  template void rope_backward<T>(T*, int64_t, int, int, int, double);                                   \
   template void swiglu_forward<T>(const T*, const T*, int64_t, T*);                                 \
   template void swiglu_backward<T>(const T*, const T*, const T*, int64_t, T*, T*);
 INSTANTIATE(float)

@@ -23,12 +23,13 @@ inline constexpr int64_t kParallelMin = int64_t{1} << 15;
 // ---- RMSNorm: y[N, d] = x / rms(x) ⊙ w,  rms(x) = sqrt(mean(x²) + eps) per row
 // Saves inv_rms[N] = 1 / rms(x), all the backward needs besides x and w.
 template <class T>
-void rmsnorm_forward(const T* x, const T* w, int N, int d, double eps, T* y, T* inv_rms);
+void rmsnorm_forward(const T* x, const T* w, int64_t N, int d, double eps, T* y, T* inv_rms);
 // With g = d_out ⊙ w and r = inv_rms:  dx += r·g − x · r³ · mean(g ⊙ x),  dw += Σ_rows d_out ⊙ x · r
 template <class T>
-void rmsnorm_backward(const T* d_out, const T* x, const T* w, const T* inv_rms, int N, int d, T* dx, T* dw);
+void rmsnorm_backward(const T* d_out, const T* x, const T* w, const T* inv_rms, int64_t N, int d, T* dx, T* dw);
 
 // ---- Linear: y[N, M] = x[N, K] · Wᵀ, W[M, K]
+// (N, K, M stay int: they go straight to BLAS, whose sizes are int.)
 template <class T>
 void linear_forward(const T* x, const T* W, int N, int K, int M, T* y);
 // dx[N, K] += d_out · W,   dW[M, K] += d_outᵀ · x   (two matrix products; a null dW is a frozen
@@ -40,10 +41,10 @@ void linear_backward(const T* d_out, const T* x, const T* W, int N, int K, int M
 // is B sequences of seq_len rows). Each pair (x[2j], x[2j+1]) of a head turns by the angle
 // position · theta^(−2j/D), the layout of lib's ops::rope.
 template <class T>
-void rope_forward(T* x, int N, int seq_len, int heads, int D, double theta);
+void rope_forward(T* x, int64_t N, int seq_len, int heads, int D, double theta);
 // A rotation's inverse is its transpose: the backward turns d_out by the opposite angle, in place.
 template <class T>
-void rope_backward(T* d_out, int N, int seq_len, int heads, int D, double theta);
+void rope_backward(T* d_out, int64_t N, int seq_len, int heads, int D, double theta);
 
 // ---- SwiGLU activation: out[n] = silu(g) ⊙ u,  silu(g) = g · σ(g)
 template <class T>

@@ -12,8 +12,7 @@ Batch make_batch(const TeacherLabels& t, std::span<const int64_t> windows) {
   for (int64_t w : windows) {
     if (w < 0 || w >= t.windows())
       throw std::invalid_argument(fmt::format("make_batch: window {} outside 0…{}", w, t.windows() - 1));
-    const std::size_t first = static_cast<std::size_t>(w * t.window), S = static_cast<std::size_t>(t.window),
-                      k = static_cast<std::size_t>(t.k);
+    const int64_t first = w * t.window, S = t.window, k = t.k;
     b.tokens.insert(b.tokens.end(), t.tokens.begin() + first, t.tokens.begin() + first + S);
     b.labels.insert(b.labels.end(), t.tokens.begin() + first + 1, t.tokens.begin() + first + S);
     b.labels.push_back(-1);  // the window's last token has no next token inside the window
@@ -28,8 +27,7 @@ StepResult train_step(Student<float>& s, AdamW& optimizer, const Batch& batch, c
   StepResult r;
   s.zero_grad();
   const float* logits = s.forward(batch.tokens, batch.B, batch.S);
-  std::vector<float> d_logits(static_cast<std::size_t>(batch.B) * static_cast<std::size_t>(batch.S) *
-                              static_cast<std::size_t>(s.config().vocab_size));
+  std::vector<float> d_logits(int64_t{batch.B} * batch.S * s.config().vocab_size);
   const SoftTargets soft = batch.soft();
   r.loss = distillation_loss(logits, batch.B * batch.S, s.config().vocab_size, batch.labels, &soft, o.loss, d_logits.data());
   s.backward(d_logits.data());

@@ -30,10 +30,9 @@ std::string shown(const std::string& text) {
 }
 
 std::string token_at(const RunRecord& r, int64_t step) {
-  if (step >= static_cast<int64_t>(r.steps.size())) return "(ended)";
-  const auto i = static_cast<std::size_t>(step);
-  const int32_t token = r.steps[i].token;
-  return i < r.step_texts.size() ? fmt::format("{} {}", token, shown(r.step_texts[i])) : std::to_string(token);
+  if (step >= std::ssize(r.steps)) return "(ended)";
+  const int32_t token = r.steps[step].token;
+  return step < std::ssize(r.step_texts) ? fmt::format("{} {}", token, shown(r.step_texts[step])) : std::to_string(token);
 }
 
 std::string model_name(const RunRecord& r) {

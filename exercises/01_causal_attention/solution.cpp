@@ -17,13 +17,13 @@ std::vector<float> causal_attention_one_head(const std::vector<float>& q, const 
     for (int j = 0; j <= t; ++j) {  // causal: only positions up to t
       float s = 0.0f;
       for (int i = 0; i < D; ++i) s += q[at(t, i)] * k[at(j, i)];
-      p[static_cast<std::size_t>(j)] = s * scale;
+      p[j] = s * scale;
       max_score = std::max(max_score, s * scale);
     }
     double sum = 0.0;
-    for (int j = 0; j <= t; ++j) sum += (p[static_cast<std::size_t>(j)] = std::exp(p[static_cast<std::size_t>(j)] - max_score));
+    for (int j = 0; j <= t; ++j) sum += (p[j] = std::exp(p[j] - max_score));
     for (int j = 0; j <= t; ++j)
-      for (int i = 0; i < D; ++i) out[at(t, i)] += static_cast<float>(p[static_cast<std::size_t>(j)] / sum) * v[at(j, i)];
+      for (int i = 0; i < D; ++i) out[at(t, i)] += static_cast<float>(p[j] / sum) * v[at(j, i)];
   }
   return out;
 }

@@ -100,7 +100,7 @@ TEST_CASE("figure: how many tokens the real model leaves to chance", "[exercise]
     const auto kept = std::count_if(dist.begin(), dist.end(), [](float x) { return x > 0.0f; });
     const auto top = static_cast<int32_t>(std::max_element(dist.begin(), dist.end()) - dist.begin());
     std::cout << fmt::format("  T {:.1f}  top-k {:>2}  top-p {:.2f}   {:>5} candidates   most likely {:>10} p = {:.3f}\n", t, k, p, kept,
-                             "\"" + m->tokenizer.decode({top}) + "\"", dist[static_cast<std::size_t>(top)]);
+                             "\"" + m->tokenizer.decode({top}) + "\"", dist[top]);
     CHECK(kept >= 1);
   }
 }

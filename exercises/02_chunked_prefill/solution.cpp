@@ -9,7 +9,7 @@ namespace exercise {
 infer::Tensor chunked_prefill(infer::Llama& model, std::span<const int32_t> prompt, infer::KvStore& cache, int chunk) {
   if (chunk < 1) throw std::invalid_argument("chunked_prefill: chunk must be at least 1 token");
   if (prompt.empty()) throw std::invalid_argument("chunked_prefill: empty prompt");
-  const auto P = static_cast<int64_t>(prompt.size());
+  const auto P = std::ssize(prompt);
   infer::Tensor logits;
   for (int64_t pos0 = 0; pos0 < P; pos0 += chunk) {
     // The last chunk may be shorter. pos0 places the chunk's tokens (RoPE) and its keys and

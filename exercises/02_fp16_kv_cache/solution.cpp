@@ -13,8 +13,8 @@ void Fp16KvCache::attend(int layer, int64_t pos0, const infer::Tensor& q, const 
                          infer::Tensor& out) {
   const int64_t T = k.dim(0), S = pos0 + T;  // new positions; positions attended over
   if (S > max_tokens_) throw std::out_of_range(fmt::format("Fp16KvCache: position {} past its {} slots", S - 1, max_tokens_));
-  auto& keys = keys_[static_cast<std::size_t>(layer)];
-  auto& values = values_[static_cast<std::size_t>(layer)];
+  auto& keys = keys_[layer];
+  auto& values = values_[layer];
 
   // Store: the rounding to 11 significant bits happens here, once, as the values go in.
   const float* kh = k.host<float>();

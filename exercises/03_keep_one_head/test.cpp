@@ -19,7 +19,7 @@ namespace {
 infer::Tensor numbered(int64_t rows, int64_t in) {
   std::vector<float> w(static_cast<std::size_t>(rows * in));
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t i = 0; i < in; ++i) w[static_cast<std::size_t>(r * in + i)] = static_cast<float>(1000 * r + i);
+    for (int64_t i = 0; i < in; ++i) w[r * in + i] = static_cast<float>(1000 * r + i);
   return infer::Tensor::from_vector(w, {rows, in});
 }
 
@@ -51,7 +51,7 @@ TEST_CASE("keeping head 1 takes rows D … 2D−1", "[exercise]") {
   REQUIRE(h.shape() == infer::Shape{4, 5});
   const auto v = h.to_vector();
   for (int64_t r = 0; r < 4; ++r)
-    for (int64_t i = 0; i < 5; ++i) REQUIRE(v[static_cast<std::size_t>(r * 5 + i)] == static_cast<float>(1000 * (4 + r) + i));
+    for (int64_t i = 0; i < 5; ++i) REQUIRE(v[r * 5 + i] == static_cast<float>(1000 * (4 + r) + i));
 }
 
 TEST_CASE("the last head", "[exercise]") {

@@ -24,7 +24,7 @@ std::vector<int> ids(const std::vector<infer::Request>& rs) {
 std::vector<infer::Request> course_workload() {
   const auto lengths = infer::draw_output_lengths(64, infer::kWorkloadSeed, 18, 1.05, 256);
   std::vector<infer::Request> rs;
-  for (int i = 0; i < 64; ++i) rs.push_back(make_request(i, 12, lengths[static_cast<std::size_t>(i)]));
+  for (int i = 0; i < 64; ++i) rs.push_back(make_request(i, 12, lengths[i]));
   return rs;
 }
 
@@ -59,7 +59,7 @@ TEST_CASE("every request is kept, with its fields", "[exercise]") {
   const auto in = course_workload();
   const auto out = exercise::shortest_job_first(in);
   REQUIRE(out.size() == in.size());
-  for (const infer::Request& r : out) CHECK(r.max_new_tokens == in[static_cast<std::size_t>(r.id)].max_new_tokens);
+  for (const infer::Request& r : out) CHECK(r.max_new_tokens == in[r.id].max_new_tokens);
 }
 
 TEST_CASE("figure: mean and p99 latency, first come first served against SJF", "[exercise][figure]") {

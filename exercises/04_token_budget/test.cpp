@@ -58,7 +58,7 @@ TEST_CASE("the budget renews at every step", "[exercise]") {
   REQUIRE(run.steps.size() >= 3);
   CHECK(run.steps[1].admitted == 2);
   CHECK(run.steps[2].admitted == 2);
-  for (const infer::Request& r : run.requests) CHECK(static_cast<int>(r.tokens.size()) == 5);
+  for (const infer::Request& r : run.requests) CHECK(std::ssize(r.tokens) == 5);
 }
 
 TEST_CASE("prompts that fill the budget exactly are admitted", "[exercise]") {
@@ -85,7 +85,7 @@ TEST_CASE("figure: a burst of prompts against four running answers", "[exercise]
     REQUIRE(run.finished);
     double longest = 0, ttft = 0;
     for (const infer::StepLog& s : run.steps) longest = std::max(longest, s.end - s.start);
-    for (int i = 4; i < 20; ++i) ttft += run.requests[static_cast<std::size_t>(i)].ttft() / 16;
+    for (int i = 4; i < 20; ++i) ttft += run.requests[i].ttft() / 16;
     std::cout << fmt::format("  {:>28}   {:>44.2f} s   {:>20.2f} s\n", budget < 0 ? std::string("none") : std::to_string(budget),
                              longest, ttft);
   }

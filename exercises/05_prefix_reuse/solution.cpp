@@ -13,11 +13,11 @@ PrefixReuse replay_prefix_cache(const std::vector<std::vector<int32_t>>& prompts
   PrefixReuse out;
   for (const std::vector<int32_t>& prompt : prompts) {
     const std::span<const int32_t> tokens(prompt);
-    const auto P = static_cast<int64_t>(tokens.size());
+    const auto P = std::ssize(tokens);
     out.positions += P;
     // At most P − 1 positions from the cache: the last token must run, for the next token's logits.
     const infer::PrefixCache::Hit hit = cache.lookup(tokens, P - 1);
-    const int64_t cached_blocks = static_cast<int64_t>(hit.blocks.size());
+    const int64_t cached_blocks = std::ssize(hit.blocks);
     out.reused += cached_blocks * B;
     // Index the full blocks this prompt computed, each hash chained on the one before it, so a
     // block is found only after the very same prefix.
@@ -28,7 +28,7 @@ PrefixReuse replay_prefix_cache(const std::vector<std::vector<int32_t>>& prompts
       cache.insert(hash, next_block++, block);
     }
   }
-  out.indexed = static_cast<int64_t>(cache.size());
+  out.indexed = std::ssize(cache);
   return out;
 }
 

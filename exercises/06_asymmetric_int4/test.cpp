@@ -23,7 +23,7 @@ std::vector<float> gaussian(std::size_t n, unsigned seed, bool one_sided) {
 
 double symmetric_error(const std::vector<float>& w, int64_t group) {
   const infer::quant::AbsmaxScheme int4(4, infer::quant::Granularity::per_group, group);
-  const auto n = static_cast<int64_t>(w.size());
+  const auto n = std::ssize(w);
   return infer::quant::relative_error(w, infer::quant::round_trip(int4, w, n / 128, 128));
 }
 
@@ -58,8 +58,8 @@ TEST_CASE("zero stays exactly zero", "[exercise]") {
 TEST_CASE("an all-zero group, and a constant one", "[exercise]") {
   const std::vector<float> w{0, 0, 0, 0, 3, 3, 3, 3};
   const auto r = exercise::asymmetric_int4_round_trip(w, 4);
-  for (int i = 0; i < 4; ++i) REQUIRE(r[static_cast<std::size_t>(i)] == 0.0f);  // no 0/0
-  for (int i = 4; i < 8; ++i) REQUIRE(r[static_cast<std::size_t>(i)] == Approx(3.0f));
+  for (int i = 0; i < 4; ++i) REQUIRE(r[i] == 0.0f);  // no 0/0
+  for (int i = 4; i < 8; ++i) REQUIRE(r[i] == Approx(3.0f));
 }
 
 TEST_CASE("groups do not share a range", "[exercise]") {

@@ -17,12 +17,12 @@ std::vector<float> smoothing_factors(std::span<const float> act_absmax, std::spa
 }
 
 void apply_smoothing(std::span<float> x, int64_t tokens, std::span<float> w, int64_t rows, std::span<const float> s) {
-  const auto d = static_cast<int64_t>(s.size());
+  const auto d = std::ssize(s);
   // x_j / s_j times w_j · s_j: every term of x·wᵀ keeps its value, only the ranges move.
   for (int64_t t = 0; t < tokens; ++t)
-    for (int64_t j = 0; j < d; ++j) x[static_cast<std::size_t>(t * d + j)] /= s[static_cast<std::size_t>(j)];
+    for (int64_t j = 0; j < d; ++j) x[t * d + j] /= s[j];
   for (int64_t o = 0; o < rows; ++o)
-    for (int64_t j = 0; j < d; ++j) w[static_cast<std::size_t>(o * d + j)] *= s[static_cast<std::size_t>(j)];
+    for (int64_t j = 0; j < d; ++j) w[o * d + j] *= s[j];
 }
 
 }  // namespace exercise

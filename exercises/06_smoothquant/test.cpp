@@ -25,7 +25,7 @@ Layer outlier_layer(unsigned seed, int64_t tokens = 64, int64_t d = 128, int64_t
   std::normal_distribution<float> n(0.0f, 1.0f);
   Layer L{tokens, d, rows, std::vector<float>(static_cast<std::size_t>(tokens * d)), std::vector<float>(static_cast<std::size_t>(rows * d))};
   for (int64_t t = 0; t < tokens; ++t)
-    for (int64_t j = 0; j < d; ++j) L.x[static_cast<std::size_t>(t * d + j)] = n(rng) * (j % 37 == 5 ? 50.0f : 1.0f);
+    for (int64_t j = 0; j < d; ++j) L.x[t * d + j] = n(rng) * (j % 37 == 5 ? 50.0f : 1.0f);
   for (float& e : L.w) e = 0.05f * n(rng);
   return L;
 }
@@ -34,7 +34,7 @@ Layer outlier_layer(unsigned seed, int64_t tokens = 64, int64_t d = 128, int64_t
 std::vector<float> column_absmax(const std::vector<float>& m, int64_t r, int64_t c) {
   std::vector<float> out(static_cast<std::size_t>(c), 0.0f);
   for (int64_t i = 0; i < r; ++i)
-    for (int64_t j = 0; j < c; ++j) out[static_cast<std::size_t>(j)] = std::max(out[static_cast<std::size_t>(j)], std::fabs(m[static_cast<std::size_t>(i * c + j)]));
+    for (int64_t j = 0; j < c; ++j) out[j] = std::max(out[j], std::fabs(m[i * c + j]));
   return out;
 }
 
@@ -43,7 +43,7 @@ std::vector<double> product(const Layer& L, const std::vector<float>& x, const s
   for (int64_t t = 0; t < L.tokens; ++t)
     for (int64_t o = 0; o < L.rows; ++o)
       for (int64_t j = 0; j < L.d; ++j)
-        y[static_cast<std::size_t>(t * L.rows + o)] += double{x[static_cast<std::size_t>(t * L.d + j)]} * w[static_cast<std::size_t>(o * L.d + j)];
+        y[t * L.rows + o] += double{x[t * L.d + j]} * w[o * L.d + j];
   return y;
 }
 

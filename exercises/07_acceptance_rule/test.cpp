@@ -79,8 +79,8 @@ Distribution accepted_count_law(const Setup& s) {
   Distribution law(static_cast<std::size_t>(s.gamma() + 1));
   double reach = 1;
   for (int k = 0; k < s.gamma(); ++k) {
-    const double beta = overlap(s.p[static_cast<std::size_t>(k)], s.q[static_cast<std::size_t>(k)]);
-    law[static_cast<std::size_t>(k)] = reach * (1 - beta);
+    const double beta = overlap(s.p[k], s.q[k]);
+    law[k] = reach * (1 - beta);
     reach *= beta;
   }
   law.back() = reach;
@@ -112,9 +112,9 @@ Tally play(const Setup& s, int rounds, uint64_t seed, Round round) {
       continue;
     }
     for (int i = 0; i < out.accepted; ++i)
-      ++t.at_position[static_cast<std::size_t>(i)][static_cast<std::size_t>(guesses[static_cast<std::size_t>(i)])];
-    ++t.at_position[static_cast<std::size_t>(out.accepted)][static_cast<std::size_t>(out.next)];
-    ++t.accepted[static_cast<std::size_t>(out.accepted)];
+      ++t.at_position[i][guesses[static_cast<std::size_t>(i)]];
+    ++t.at_position[out.accepted][out.next];
+    ++t.accepted[out.accepted];
   }
   return t;
 }
@@ -141,7 +141,7 @@ Tally play_library(const Setup& s, int rounds, uint64_t seed) {
 
 Distribution one_hot(int token, int V = 5) {
   Distribution d(static_cast<std::size_t>(V), 0.0);
-  d[static_cast<std::size_t>(token)] = 1.0;
+  d[token] = 1.0;
   return d;
 }
 
@@ -212,7 +212,7 @@ TEST_CASE("a guess the target rules out is always rejected, and the correction c
       ++not_a_token;
       continue;
     }
-    ++corrections[static_cast<std::size_t>(out.next)];
+    ++corrections[out.next];
   }
   REQUIRE(not_a_token == 0);
   const Distribution residual{0.20 / 0.35, 0, 0, 0.15 / 0.35, 0};

@@ -108,12 +108,12 @@ TEST_CASE("figure: your gradient against the one that forgets how x moves rms(x)
     // The tempting shortcut: treat r as a constant, dx = r · d_out ⊙ w.
     for (int n = 0; n < N; ++n) {
       double sum_sq = 0;
-      for (int i = 0; i < d; ++i) sum_sq += c.x[static_cast<std::size_t>(n * d + i)] * c.x[static_cast<std::size_t>(n * d + i)];
+      for (int i = 0; i < d; ++i) sum_sq += c.x[n * d + i] * c.x[n * d + i];
       const double r = 1.0 / std::sqrt(sum_sq / d + kEps);
       for (int i = 0; i < d; ++i) {
         const auto k = static_cast<std::size_t>(n * d + i);
-        dx[k] = r * c.d_out[k] * c.w[static_cast<std::size_t>(i)];
-        dw[static_cast<std::size_t>(i)] += c.d_out[k] * c.x[k] * r;
+        dx[k] = r * c.d_out[k] * c.w[i];
+        dw[i] += c.d_out[k] * c.x[k] * r;
       }
     }
     std::cout << fmt::format("{:>4} x {:<5}   {:>26.2e}   {:>32.2e}\n", N, d, solved_error(c), worst_error(c, dx, dw));

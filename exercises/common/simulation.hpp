@@ -16,7 +16,7 @@ inline infer::StepCostModel sweep_cost_model() {
 inline infer::Request make_request(int id, int prompt_tokens, int new_tokens, double arrival = 0) {
   infer::Request r;
   r.id = id;
-  r.prompt.assign(static_cast<std::size_t>(prompt_tokens), 1);
+  r.prompt.assign(prompt_tokens, 1);
   r.max_new_tokens = new_tokens;
   r.arrival = arrival;
   return r;

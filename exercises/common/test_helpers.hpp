@@ -33,7 +33,7 @@ inline float max_abs_diff(const infer::Tensor& a, const infer::Tensor& b) {
 // n token ids spread over a vocabulary of `vocab`, without the repetition of a short cycle.
 inline std::vector<int32_t> spread_tokens(int n, int vocab) {
   std::vector<int32_t> t(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) t[static_cast<std::size_t>(i)] = (i * 37 + 11) % vocab;
+  for (int i = 0; i < n; ++i) t[i] = (i * 37 + 11) % vocab;
   return t;
 }
 

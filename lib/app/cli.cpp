@@ -106,7 +106,7 @@ std::vector<int32_t> repeated_tokens(const Tokenizer& tokenizer, std::string_vie
   const std::vector<int32_t> once = tokenizer.encode(text);
   if (once.empty()) throw std::invalid_argument("repeated_tokens: the text encodes to no tokens");
   std::vector<int32_t> out;
-  while (static_cast<int64_t>(out.size()) < n) out.push_back(once[out.size() % once.size()]);
+  while (std::ssize(out) < n) out.push_back(once[out.size() % once.size()]);
   return out;
 }
 
@@ -115,7 +115,7 @@ std::vector<int32_t> encode_prompt(const LoadedModel& m, const CommonOptions& o)
   const std::string text = o.chat ? m.tokenizer.apply_chat_template({{"user", o.prompt}}) : o.prompt;
   std::vector<int32_t> ids = m.tokenizer.encode(text);
   const int context = m.model.config().context_length;
-  if (static_cast<int64_t>(ids.size()) + o.n_predict > context)
+  if (std::ssize(ids) + o.n_predict > context)
     throw UsageError(fmt::format("prompt of {} tokens + {} to generate exceeds the context length {}",
                                  ids.size(), o.n_predict, context));
   return ids;

@@ -131,14 +131,13 @@ TopLogits top_logits(std::span<const float> logits, int k) {
   if (k <= 0) return {};  // none asked for (greedy decoding in a benchmark): no work at all
   std::vector<int32_t> ids(logits.size());
   std::iota(ids.begin(), ids.end(), 0);
-  const auto n = static_cast<std::ptrdiff_t>(std::min<std::size_t>(static_cast<std::size_t>(k), ids.size()));
+  const int64_t n = std::min<int64_t>(k, std::ssize(ids));
   std::partial_sort(ids.begin(), ids.begin() + n, ids.end(), [&](int32_t a, int32_t b) {
-    return logits[static_cast<std::size_t>(a)] > logits[static_cast<std::size_t>(b)] ||
-           (logits[static_cast<std::size_t>(a)] == logits[static_cast<std::size_t>(b)] && a < b);
+    return logits[a] > logits[b] ||
+           (logits[a] == logits[b] && a < b);
   });
   TopLogits top;
-  for (std::ptrdiff_t i = 0; i < n; ++i)
-    top.emplace_back(ids[static_cast<std::size_t>(i)], logits[static_cast<std::size_t>(ids[static_cast<std::size_t>(i)])]);
+  for (int64_t i = 0; i < n; ++i) top.emplace_back(ids[i], logits[ids[i]]);
   return top;
 }
 
@@ -243,10 +242,10 @@ RunComparison compare_runs(const RunRecord& a, const RunRecord& b) {
   c.same_prompt = a.prompt_ids == b.prompt_ids;
   // After different prompts the two runs saw different sequences: nothing more is comparable.
   if (!c.same_prompt) return c;
-  c.compared_steps = static_cast<int64_t>(std::min(a.steps.size(), b.steps.size()));
+  c.compared_steps = std::min(std::ssize(a.steps), std::ssize(b.steps));
   for (int64_t i = 0; i < c.compared_steps; ++i) {
-    const StepRecord& sa = a.steps[static_cast<std::size_t>(i)];
-    const StepRecord& sb = b.steps[static_cast<std::size_t>(i)];
+    const StepRecord& sa = a.steps[i];
+    const StepRecord& sb = b.steps[i];
     // Logits of one step are comparable even when its chosen tokens differ (the prefixes were
     // still equal); after a divergence the two runs see different sequences.
     for (const auto& [id, logit] : sa.top) {

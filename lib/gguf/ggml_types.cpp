@@ -94,7 +94,7 @@ float load_f16(const uint8_t* p) { return fp16_to_fp32(load_u16(p)); }
 // ---- Plain floating-point types --------------------------------------------------------------
 
 void dequant_f32(const uint8_t* src, float* dst, int64_t n) {
-  std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+  std::memcpy(dst, src, n * sizeof(float));
 }
 
 void dequant_f16(const uint8_t* src, float* dst, int64_t n) {
@@ -223,14 +223,14 @@ void dequant_q3_k(const uint8_t* src, float* dst, int64_t n) {
     for (int s = 0; s < 16; ++s) {
       const int low = s < 8 ? (sc[s] & 0x0F) : (sc[s - 8] >> 4);
       const int high = (sc[8 + s % 4] >> (2 * (s / 4))) & 3;
-      dl[static_cast<size_t>(s)] = d * static_cast<float>((low | (high << 4)) - 32);
+      dl[s] = d * static_cast<float>((low | (high << 4)) - 32);
     }
     for (int k = 0; k < 256; ++k) {
       const int h = k / 128, j = (k % 128) / 32, l = k % 32;
       const int low = (qs[32 * h + l] >> (2 * j)) & 3;
       const int bit = (hmask[l] >> (k / 32)) & 1;
       const int q = low - (bit ? 0 : 4);
-      dst[k] = dl[static_cast<size_t>(k / 16)] * static_cast<float>(q);
+      dst[k] = dl[k / 16] * static_cast<float>(q);
     }
   }
 }

@@ -119,7 +119,7 @@ class Cursor {
            std::to_string(len) + ", past the end of the file (" + std::to_string(remaining()) +
            " bytes remain)");
     }
-    std::string s(reinterpret_cast<const char*>(base_ + pos_), static_cast<size_t>(len));
+    std::string s(reinterpret_cast<const char*>(base_ + pos_), len);
     pos_ += len;
     return s;
   }
@@ -534,7 +534,7 @@ std::vector<float> dequantize(const TensorInfo& tensor) {
                     ", which this library cannot dequantize");
   }
   if (tensor.data == nullptr) throw GgufError("tensor '" + tensor.name + "' has no data");
-  std::vector<float> out(static_cast<size_t>(tensor.n_elements));
+  std::vector<float> out(tensor.n_elements);
   dequantize_row(tensor.type, tensor.data, out.data(), static_cast<int64_t>(tensor.n_elements));
   return out;
 }

@@ -21,7 +21,7 @@ BandwidthResult measure_read_bandwidth(std::size_t bytes, int repeats) {
   volatile float sink = 0;  // keeps the sums from being optimised away
   const double seconds = median_seconds(repeats, [&] {
     const int64_t blocks = n / 32, grain = balanced_grain(blocks, 1 << 12);
-    std::vector<float> chunk_sums(static_cast<std::size_t>((blocks + grain - 1) / grain));
+    std::vector<float> chunk_sums((blocks + grain - 1) / grain);
     parallel_for(blocks, grain, [&](int64_t first, int64_t last) {
       // Each chunk is summed into 32 independent lanes (four AVX registers), so the adds never
       // wait on each other and the loop runs at the speed of the loads.
@@ -33,7 +33,7 @@ BandwidthResult measure_read_bandwidth(std::size_t bytes, int repeats) {
       }
       float total = 0;
       for (float lane : lanes) total += lane;
-      chunk_sums[static_cast<std::size_t>(first / grain)] = total;
+      chunk_sums[first / grain] = total;
     });
     float total = 0;
     for (float s : chunk_sums) total += s;

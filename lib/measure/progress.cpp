@@ -29,8 +29,8 @@ void ProgressBar::draw() {
   const double frac = static_cast<double>(current_) / static_cast<double>(total_);
   const int filled = static_cast<int>(frac * kWidth);
   const double eta = current_ > 0 ? last_draw_ / static_cast<double>(current_) * static_cast<double>(total_ - current_) : 0;
-  fmt::print(stderr, "\r{} [{}{}] {}/{} {:.0f}s left ", label_, std::string(static_cast<std::size_t>(filled), '#'),
-             std::string(static_cast<std::size_t>(kWidth - filled), '.'), current_, total_, eta);
+  fmt::print(stderr, "\r{} [{}{}] {}/{} {:.0f}s left ", label_, std::string(filled, '#'),
+             std::string(kWidth - filled, '.'), current_, total_, eta);
   std::fflush(stderr);
 }
 

@@ -42,8 +42,7 @@ struct LlamaConfig {
 // Bytes one position takes in a K/V cache: a key and a value vector of `heads_stored` heads of
 // head_dim values in each of n_layers layers, 2 · layers · heads · head_dim · bytes_per_value.
 inline std::size_t kv_bytes_per_token(int n_layers, int heads_stored, int head_dim, int bytes_per_value) {
-  return std::size_t{2} * static_cast<std::size_t>(n_layers) * static_cast<std::size_t>(heads_stored) *
-         static_cast<std::size_t>(head_dim) * static_cast<std::size_t>(bytes_per_value);
+  return std::size_t{2} * n_layers * heads_stored * head_dim * bytes_per_value;  // in size_t from the first factor on
 }
 
 inline std::size_t LlamaConfig::kv_bytes_per_token(int bytes_per_value, int stored_heads) const {

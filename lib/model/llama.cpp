@@ -15,12 +15,12 @@ namespace infer {
 Tensor Llama::forward(std::span<const int32_t> tokens, int64_t pos0, KvStore& kv, bool all_logits,
                       const LayerObserver& observer) const {
   const LlamaConfig& c = config_;
-  const auto N = static_cast<int64_t>(tokens.size());
+  const auto N = std::ssize(tokens);
   if (N == 0) throw std::invalid_argument("forward: no tokens");
   if (pos0 < 0 || pos0 + N > c.context_length)
     throw std::invalid_argument(fmt::format("forward: positions {}…{} exceed the context length {}", pos0,
                                             pos0 + N - 1, c.context_length));
-  std::vector<int32_t> positions(static_cast<std::size_t>(N));  // pos0 … pos0+N-1: where RoPE turns q and k
+  std::vector<int32_t> positions(N);  // pos0 … pos0+N-1: where RoPE turns q and k
   std::iota(positions.begin(), positions.end(), static_cast<int32_t>(pos0));
 
   Tensor x({N, c.d_model}, DType::f32, device_);  // the residual stream [N, d]
@@ -49,7 +49,7 @@ Llama::Activations::Activations(const LlamaConfig& c, int64_t N, const Device& d
 void Llama::layer(int l, Tensor& x, Activations& a, std::span<const int32_t> positions, KvStore& kv,
                   int64_t pos0) const {
   const LlamaConfig& c = config_;
-  const LayerWeights& L = weights_.layers[static_cast<std::size_t>(l)];
+  const LayerWeights& L = weights_.layers[l];
 
   // --- attention sub-layer: x += Wo · attention(rope(Wq h), rope(Wk h), Wv h)
   ops::rmsnorm(x, L.attn_norm, c.norm_eps, a.h);

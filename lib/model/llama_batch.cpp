@@ -19,7 +19,7 @@ class ChunkedAttention : public KvStore {
   void attend(int layer, int64_t, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {
     int64_t row = 0;
     for (const SequenceChunk& ch : chunks_) {
-      const auto n = static_cast<int64_t>(ch.tokens.size());
+      const auto n = std::ssize(ch.tokens);
       Tensor out_rows = out.rows(row, n);
       ch.kv->attend(layer, ch.pos0, q.rows(row, n), k.rows(row, n), v.rows(row, n), out_rows);
       row += n;
@@ -41,17 +41,17 @@ Tensor Llama::forward_batch(std::span<const SequenceChunk> chunks) const {
   int64_t n_logit_rows = 0;
   for (const SequenceChunk& ch : chunks) {
     if (ch.tokens.empty() || ch.kv == nullptr) throw std::invalid_argument("forward: empty chunk or no KvStore");
-    if (ch.pos0 < 0 || ch.pos0 + static_cast<int64_t>(ch.tokens.size()) > c.context_length)
+    if (ch.pos0 < 0 || ch.pos0 + std::ssize(ch.tokens) > c.context_length)
       throw std::invalid_argument(fmt::format("forward: positions {}…{} exceed the context length {}",
-                                              ch.pos0, ch.pos0 + static_cast<int64_t>(ch.tokens.size()) - 1,
+                                              ch.pos0, ch.pos0 + std::ssize(ch.tokens) - 1,
                                               c.context_length));
-    for (std::size_t i = 0; i < ch.tokens.size(); ++i) {
+    for (int64_t i = 0; i < std::ssize(ch.tokens); ++i) {
       ids.push_back(ch.tokens[i]);
-      positions.push_back(static_cast<int32_t>(ch.pos0 + static_cast<int64_t>(i)));
+      positions.push_back(static_cast<int32_t>(ch.pos0 + i));
     }
-    n_logit_rows += ch.all_logits ? static_cast<int64_t>(ch.tokens.size()) : 1;
+    n_logit_rows += ch.all_logits ? std::ssize(ch.tokens) : 1;
   }
-  const auto N = static_cast<int64_t>(ids.size());
+  const auto N = std::ssize(ids);
 
   Tensor x({N, c.d_model}, DType::f32, device_);  // the residual stream of every sequence [N, d]
   weights_.embed(ids, x);
@@ -63,7 +63,7 @@ Tensor Llama::forward_batch(std::span<const SequenceChunk> chunks) const {
   Tensor wanted({n_logit_rows, c.d_model}, DType::f32, device_);
   int64_t row = 0, out_row = 0;
   for (const SequenceChunk& ch : chunks) {
-    const auto n = static_cast<int64_t>(ch.tokens.size());
+    const auto n = std::ssize(ch.tokens);
     const int64_t take = ch.all_logits ? n : 1;
     Tensor dst = wanted.rows(out_row, take);
     dst.copy_from(x.rows(row + n - take, take));

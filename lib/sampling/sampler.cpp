@@ -18,8 +18,8 @@ void apply_repetition_penalty(std::span<float> logits, std::span<const int32_t> 
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   for (int32_t id : ids) {
-    if (id < 0 || static_cast<std::size_t>(id) >= logits.size()) continue;
-    float& l = logits[static_cast<std::size_t>(id)];
+    if (id < 0 || id >= std::ssize(logits)) continue;
+    float& l = logits[id];
     l = l > 0 ? l / penalty : l * penalty;
   }
 }
@@ -36,7 +36,7 @@ void Sampler::remember(int32_t token) {
   if (params_.repeat_last_n == 0) return;
   recent_.push_back(token);
   // A window of n: drop the oldest. (-1 keeps everything, as llama.cpp's "the whole context".)
-  if (params_.repeat_last_n > 0 && recent_.size() > static_cast<std::size_t>(params_.repeat_last_n))
+  if (params_.repeat_last_n > 0 && std::ssize(recent_) > params_.repeat_last_n)
     recent_.erase(recent_.begin());
 }
 
@@ -50,13 +50,13 @@ std::vector<float> Sampler::distribution(std::span<const float> logits) const {
   const std::size_t n = logits.size();
   std::vector<float> p(n, 0.0f);
   if (params_.temperature == 0.0f) {
-    p[static_cast<std::size_t>(argmax(logits))] = 1.0f;
+    p[argmax(logits)] = 1.0f;
     return p;
   }
   // softmax at temperature T: token i weighs e^((logit_i - max) / T)
   double max_logit = 0.0;  // set below, from the sorted front when there is one
   auto weight = [&](int32_t id) {
-    return std::exp((logits[static_cast<std::size_t>(id)] - max_logit) / params_.temperature);
+    return std::exp((logits[id] - max_logit) / params_.temperature);
   };
 
   // Top-k and top-p keep a prefix of the candidates sorted most likely first (ties: the lower id
@@ -87,9 +87,9 @@ std::vector<float> Sampler::distribution(std::span<const float> logits) const {
   double total = 0.0;
   std::vector<double> w_by_id;  // every token's weight, when every token is a candidate
   if (params_.top_k > 0) {
-    keep = std::min<std::size_t>(n, static_cast<std::size_t>(params_.top_k));
+    keep = std::min<std::size_t>(n, params_.top_k);
     sort_front(keep);
-    max_logit = logits[static_cast<std::size_t>(order[0])];
+    max_logit = logits[order[0]];
     for (std::size_t i = 0; i < keep; ++i) total += weight(order[i]);
   } else {
     max_logit = *std::max_element(logits.begin(), logits.end());
@@ -113,7 +113,7 @@ std::vector<float> Sampler::distribution(std::span<const float> logits) const {
   if (keep == n && sorted < n) {  // every token kept, in no particular order
     for (std::size_t id = 0; id < n; ++id) p[id] = static_cast<float>(w_by_id[id] / total);
   } else {
-    for (std::size_t i = 0; i < keep; ++i) p[static_cast<std::size_t>(order[i])] = static_cast<float>(weight(order[i]) / total);
+    for (std::size_t i = 0; i < keep; ++i) p[order[i]] = static_cast<float>(weight(order[i]) / total);
   }
   return p;
 }

@@ -62,13 +62,13 @@ int64_t round_up(int64_t n, int64_t multiple) { return (n + multiple - 1) / mult
 // arithmetic), so that the loops below just index two arrays of row pointers.
 void locate_rows(const KvRows& kv, int64_t n, int64_t head_offset, std::vector<const float*>& keys,
                  std::vector<const float*>& values) {
-  keys.resize(static_cast<std::size_t>(n));
-  values.resize(static_cast<std::size_t>(n));
+  keys.resize(n);
+  values.resize(n);
   for (int64_t j = 0; j < n; ++j) {
-    const std::size_t block = static_cast<std::size_t>(j / kv.rows_per_block);
+    const int64_t block = j / kv.rows_per_block;
     const int64_t offset = (j % kv.rows_per_block) * kv.row_stride + head_offset;
-    keys[static_cast<std::size_t>(j)] = kv.key_blocks[block] + offset;
-    values[static_cast<std::size_t>(j)] = kv.value_blocks[block] + offset;
+    keys[j] = kv.key_blocks[block] + offset;
+    values[j] = kv.value_blocks[block] + offset;
   }
 }
 
@@ -78,7 +78,7 @@ constexpr int64_t kPrefetchAhead = 8 * kKeyTile;
 inline void prefetch_rows(const std::vector<const float*>& rows, int64_t j0, int64_t n, int64_t d) {
   for (int64_t j = j0 + kPrefetchAhead; j < std::min(n, j0 + kPrefetchAhead + kKeyTile); ++j)
     for (int64_t i = 0; i < d; i += 64 / static_cast<int64_t>(sizeof(float)))  // one 64-byte cache line at a time
-      __builtin_prefetch(rows[static_cast<std::size_t>(j)] + i);
+      __builtin_prefetch(rows[j] + i);
 }
 
 // s[n] = q · k_n · scale for N keys (N = 1 or kKeyTile), over d floats: each sum runs in kWidth lanes
@@ -165,14 +165,14 @@ void attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, i
       // Row r of Q_g is query t = t0 + r / G, head h = g·G + r % G: D floats at q + t·H·D + h·D
       // (and its output at the same place in out). Causal: it sees keys 0 … pos0 + t.
       const int64_t n_rows = (t1 - t0) * group;
-      q_rows.resize(static_cast<std::size_t>(n_rows));
-      out_rows.resize(static_cast<std::size_t>(n_rows));
-      n_seen.resize(static_cast<std::size_t>(n_rows));
+      q_rows.resize(n_rows);
+      out_rows.resize(n_rows);
+      n_seen.resize(n_rows);
       for (int64_t r = 0; r < n_rows; ++r) {
         const int64_t t = t0 + r / group, h = g * group + r % group;
-        q_rows[static_cast<std::size_t>(r)] = qp + t * q_stride + h * head_dim;
-        out_rows[static_cast<std::size_t>(r)] = op + t * q_stride + h * head_dim;
-        n_seen[static_cast<std::size_t>(r)] = pos0 + t + 1;
+        q_rows[r] = qp + t * q_stride + h * head_dim;
+        out_rows[r] = op + t * q_stride + h * head_dim;
+        n_seen[r] = pos0 + t + 1;
       }
       // Key j is seen by the queries at positions ≥ j: the rows from first_row(j) on.
       const auto first_row = [&](int64_t j) { return std::max<int64_t>(0, j - pos0 - t0) * group; };
@@ -181,8 +181,8 @@ void attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, i
       // One register of padding per row: rows a power of two apart in memory (1 024 keys is
       // 4 KiB) would all fall in the same few sets of the L1 cache and evict one another.
       const int64_t row_len = round_up(n_keys, kWidth) + kWidth;
-      scores.resize(static_cast<std::size_t>(n_rows * row_len));
-      const auto score_row = [&](int64_t r) { return &scores[static_cast<std::size_t>(r * row_len)]; };
+      scores.resize(n_rows * row_len);
+      const auto score_row = [&](int64_t r) { return &scores[r * row_len]; };
 
       // 1. S = Q_g · K_gᵀ / sqrt(D), kKeyTile keys at a time: the tile's key rows are read
       //    once (from memory into cache) for every row that sees them. A row that sees only
@@ -190,27 +190,27 @@ void attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, i
       for (int64_t j0 = 0; j0 < n_keys; j0 += kKeyTile) {
         prefetch_rows(key_rows, j0, n_keys, head_dim);
         for (int64_t r = first_row(j0); r < n_rows; ++r) {
-          const int64_t seen = std::min<int64_t>(kKeyTile, n_seen[static_cast<std::size_t>(r)] - j0);
-          const float* qr = q_rows[static_cast<std::size_t>(r)];
+          const int64_t seen = std::min<int64_t>(kKeyTile, n_seen[r] - j0);
+          const float* qr = q_rows[r];
           float* s = score_row(r) + j0;
-          if (seen == kKeyTile) dot_keys<kKeyTile>(qr, &key_rows[static_cast<std::size_t>(j0)], head_dim, scale, s);
-          else for (int64_t n = 0; n < seen; ++n) dot_keys<1>(qr, &key_rows[static_cast<std::size_t>(j0 + n)], head_dim, scale, s + n);
+          if (seen == kKeyTile) dot_keys<kKeyTile>(qr, &key_rows[j0], head_dim, scale, s);
+          else for (int64_t n = 0; n < seen; ++n) dot_keys<1>(qr, &key_rows[j0 + n], head_dim, scale, s + n);
         }
       }
 
       // 2. P = softmax(S), row by row, over the keys each row sees.
-      for (int64_t r = 0; r < n_rows; ++r) softmax_row(score_row(r), n_seen[static_cast<std::size_t>(r)]);
+      for (int64_t r = 0; r < n_rows; ++r) softmax_row(score_row(r), n_seen[r]);
 
       // 3. O = P · V_g, kKeyTile value rows at a time, read once for every row that sees them.
-      for (int64_t r = 0; r < n_rows; ++r) std::fill_n(out_rows[static_cast<std::size_t>(r)], head_dim, 0.0f);
+      for (int64_t r = 0; r < n_rows; ++r) std::fill_n(out_rows[r], head_dim, 0.0f);
       for (int64_t j0 = 0; j0 < n_keys; j0 += kKeyTile) {
         prefetch_rows(value_rows, j0, n_keys, head_dim);
         for (int64_t r = first_row(j0); r < n_rows; ++r) {
-          const int64_t seen = std::min<int64_t>(kKeyTile, n_seen[static_cast<std::size_t>(r)] - j0);
-          float* o = out_rows[static_cast<std::size_t>(r)];
+          const int64_t seen = std::min<int64_t>(kKeyTile, n_seen[r] - j0);
+          float* o = out_rows[r];
           const float* p = score_row(r) + j0;
-          if (seen == kKeyTile) add_values<kKeyTile>(o, p, &value_rows[static_cast<std::size_t>(j0)], head_dim);
-          else for (int64_t n = 0; n < seen; ++n) add_values<1>(o, p + n, &value_rows[static_cast<std::size_t>(j0 + n)], head_dim);
+          if (seen == kKeyTile) add_values<kKeyTile>(o, p, &value_rows[j0], head_dim);
+          else for (int64_t n = 0; n < seen; ++n) add_values<1>(o, p + n, &value_rows[j0 + n], head_dim);
         }
       }
     }

@@ -70,7 +70,7 @@ void matmul_t(const Tensor& x, const Tensor& w, Tensor& y) {
 
 void embedding(const Tensor& table, std::span<const int32_t> ids, Tensor& out) {
   expect_rank("embedding", "table", table, 2);
-  expect_shape("embedding", "out", out, {static_cast<int64_t>(ids.size()), table.dim(1)});
+  expect_shape("embedding", "out", out, {std::ssize(ids), table.dim(1)});
   expect_f32("embedding", "table", table);
   for (int32_t id : ids)
     if (id < 0 || id >= table.dim(0))
@@ -91,7 +91,7 @@ void rope(Tensor& x, int n_heads, std::span<const int32_t> positions, float thet
   expect_rank("rope", "x", x, 2);
   if (n_heads <= 0 || x.dim(1) % n_heads != 0 || (x.dim(1) / n_heads) % 2 != 0)
     fail("rope", fmt::format("width {} is not n_heads ({}) × an even head size", x.dim(1), n_heads));
-  if (static_cast<int64_t>(positions.size()) != x.dim(0))
+  if (std::ssize(positions) != x.dim(0))
     fail("rope", fmt::format("{} positions for {} rows", positions.size(), x.dim(0)));
   for (const int32_t p : positions)
     if (p < 0) fail("rope", fmt::format("negative position {}", p));

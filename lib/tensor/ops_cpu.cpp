@@ -75,7 +75,7 @@ void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const f
   num_threads();  // the pool and OpenBLAS's single-thread setting are in place
   const int lda = trans_a ? M : K, ldb = trans_b ? K : N;
   const auto ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
-  const auto offset = [](int64_t i, int64_t ld) { return static_cast<std::size_t>(i * ld); };
+  const auto offset = [](int64_t i, int64_t ld) { return i * ld; };
   // Split the larger side of C in blocks of kSgemmBlock whole rows or columns; each block is an
   // ordinary single-threaded sgemm. The blocks depend on the shape alone, not on the thread
   // count, so a product gets the same bits on 1 thread or 16. (They are not always the bits of
@@ -144,19 +144,19 @@ struct RopeTable {
 };
 
 RopeTable make_rope_table(float theta, int64_t head_dim, int64_t positions) {
-  const auto half = static_cast<std::size_t>(head_dim / 2);
+  const int64_t half = head_dim / 2;
   RopeTable t{theta, head_dim, positions, {}, {}};
-  t.cos.resize(static_cast<std::size_t>(positions) * half);
+  t.cos.resize(positions * half);
   t.sin.resize(t.cos.size());
   // Frequencies of the D/2 rotation planes: theta^(-2j/D), from fast (j = 0) to slow.
   std::vector<double> inv_freq(half);
-  for (std::size_t j = 0; j < half; ++j)
+  for (int64_t j = 0; j < half; ++j)
     inv_freq[j] = std::pow(static_cast<double>(theta), -2.0 * static_cast<double>(j) / static_cast<double>(head_dim));
   for (int64_t p = 0; p < positions; ++p)
-    for (std::size_t j = 0; j < half; ++j) {
+    for (int64_t j = 0; j < half; ++j) {
       const double angle = static_cast<double>(p) * inv_freq[j];
-      t.cos[static_cast<std::size_t>(p) * half + j] = static_cast<float>(std::cos(angle));
-      t.sin[static_cast<std::size_t>(p) * half + j] = static_cast<float>(std::sin(angle));
+      t.cos[p * half + j] = static_cast<float>(std::cos(angle));
+      t.sin[p * half + j] = static_cast<float>(std::sin(angle));
     }
   return t;
 }
@@ -208,7 +208,7 @@ void rope(Tensor& x, int n_heads, std::span<const int32_t> positions, float thet
       rope_table(theta, head_dim, *std::max_element(positions.begin(), positions.end()));
   parallel_for(rows, balanced_grain(rows, 4), [&](int64_t first, int64_t last) {
     for (int64_t r = first; r < last; ++r) {
-      const auto at = static_cast<std::size_t>(positions[static_cast<std::size_t>(r)] * half);
+      const int64_t at = positions[r] * half;
       for (int h = 0; h < n_heads; ++h)  // every head of a row turns by its position's angles
         rotate_pairs(v + r * width + h * head_dim, table->cos.data() + at, table->sin.data() + at, half);
     }

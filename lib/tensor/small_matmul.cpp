@@ -34,7 +34,8 @@ constexpr int kTileW = 4, kTileX = 2;  // 16 accumulators + 4 + 2 of 32 register
 constexpr int kTileW = 2, kTileX = 2;  // 8 accumulators + 4 + 2 of 16 registers
 #endif
 
-std::size_t at(int row, int stride) { return static_cast<std::size_t>(row) * static_cast<std::size_t>(stride); }
+// Offset of a row: in 64 bits, as row × stride may pass 2³¹.
+int64_t at(int row, int stride) { return int64_t{row} * stride; }
 
 // One tile: y[t, j] for the TW weight rows w_j and TX activation rows x_t given.
 //   Σ_i w_j[i] · x_t[i]: lane l of the two registers sums the products at i ≡ l (mod kLanes) in
@@ -77,7 +78,7 @@ void weight_rows(int first, int last, int n, int m, int k, const float* w, const
     for (int a = 0; a < TW; ++a) wr[a] = w + at(j + a, k);
     const auto store = [&]<int TX>(int t, const float (&out)[TW][TX]) {
       for (int a = 0; a < TW; ++a)
-        for (int b = 0; b < TX; ++b) y[at(t + b, m) + static_cast<std::size_t>(j + a)] = out[a][b];
+        for (int b = 0; b < TX; ++b) y[at(t + b, m) + j + a] = out[a][b];
     };
     int t = 0;
     for (; t + kTileX <= n; t += kTileX) {

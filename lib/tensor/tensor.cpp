@@ -40,7 +40,7 @@ Tensor Tensor::zeros(Shape shape, DType dtype, Device device) {
 
 Tensor Tensor::from_vector(std::span<const float> values, Shape shape, Device device) {
   Tensor t(std::move(shape), DType::f32, device);
-  if (static_cast<int64_t>(values.size()) != t.numel())
+  if (std::ssize(values) != t.numel())
     throw std::invalid_argument(fmt::format("from_vector: {} values for shape {}", values.size(),
                                             shape_string(t.shape())));
   device_copy(device, t.raw(), Device::cpu(), values.data(), t.nbytes());
@@ -51,7 +51,7 @@ int64_t Tensor::dim(int i) const {
   const int r = rank();
   if (i < 0) i += r;
   if (i < 0 || i >= r) throw std::out_of_range(fmt::format("dim {} of a rank-{} tensor", i, r));
-  return shape_[static_cast<std::size_t>(i)];
+  return shape_[i];
 }
 
 int64_t Tensor::numel() const { return element_count(shape_); }
@@ -94,7 +94,7 @@ void Tensor::fill_zero() { device_memset_zero(device_, raw(), nbytes()); }
 
 std::vector<float> Tensor::to_vector() const {
   Tensor host_copy = device_.is_cpu() ? *this : to(Device::cpu());
-  std::vector<float> out(static_cast<std::size_t>(numel()));
+  std::vector<float> out(numel());
   switch (dtype_) {
     case DType::f32:
       std::memcpy(out.data(), host_copy.raw(), nbytes());

@@ -78,7 +78,7 @@ std::vector<std::string_view> BpeMerges::apply(std::string_view word) const {
     if (r >= 0) queue.push({r, left, right, symbols[left].length, symbols[right].length});
   };
 
-  for (int i = 1; i < static_cast<int>(symbols.size()); ++i) consider(i - 1, i);
+  for (int i = 1; i < std::ssize(symbols); ++i) consider(i - 1, i);
 
   while (!queue.empty()) {
     const Candidate c = queue.top();

@@ -59,7 +59,7 @@ struct Tokenizer::Impl {
   }
 
   void check_id(int32_t id) const {
-    if (id < 0 || id >= static_cast<int32_t>(tokens.size())) {
+    if (id < 0 || id >= std::ssize(tokens)) {
       throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
                               std::to_string(tokens.size() - 1) + ")");
     }

@@ -51,8 +51,8 @@ int main(int argc, char** argv) {
     LoadedModel m = load_model(o);
     const BandwidthResult bw = measure_read_bandwidth();
     std::vector<int32_t> prompt = m.tokenizer.encode(kText);
-    if (static_cast<int>(prompt.size()) < prompt_tokens) prompt = repeated_tokens(m.tokenizer, kText, prompt_tokens);
-    prompt.resize(static_cast<std::size_t>(prompt_tokens));
+    if (std::ssize(prompt) < prompt_tokens) prompt = repeated_tokens(m.tokenizer, kText, prompt_tokens);
+    prompt.resize(prompt_tokens);
     const std::vector<int> gammas = {1, 2, 3, 4, 6};
     const int64_t capacity = prompt_tokens + o.n_predict + 8;
 

@@ -64,7 +64,7 @@ void check_all(const BlockPool& pool, const std::vector<Seq>& seqs) {
   for (const Seq& s : seqs) tables.push_back(s.table.get());
   check_tables(pool, tables);  // throws on a broken invariant
   for (const Seq& s : seqs)
-    for (int64_t p = 0; p < s.table->length(); ++p) REQUIRE(read_position(pool, *s.table, p) == s.written[static_cast<std::size_t>(p)]);
+    for (int64_t p = 0; p < s.table->length(); ++p) REQUIRE(read_position(pool, *s.table, p) == s.written[p]);
 }
 
 }  // namespace
@@ -272,7 +272,7 @@ class FakePagedEngine : public MemoryBoundEngine {
     s.table = std::make_unique<BlockTable>(pool_.block_size());
     s.pending = static_cast<int64_t>(r.prompt.size() + r.tokens.size());  // recompute everything
     REQUIRE(s.table->reserve(pool_, s.pending));
-    recomputed += static_cast<int64_t>(r.tokens.size());
+    recomputed += std::ssize(r.tokens);
   }
   bool reserve(const Request& r) override {
     Seq& s = seqs_.at(r.id);
@@ -300,7 +300,7 @@ class FakePagedEngine : public MemoryBoundEngine {
     return pool_.blocks_for(static_cast<int64_t>(r.prompt.size() + r.tokens.size())) + growth <= pool_.free_blocks();
   }
   bool fits_alone(const Request& r) const override {
-    return pool_.blocks_for(static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens - 1) <= pool_.num_blocks();
+    return pool_.blocks_for(std::ssize(r.prompt) + r.max_new_tokens - 1) <= pool_.num_blocks();
   }
   void check() const {
     std::vector<const BlockTable*> tables;
@@ -347,7 +347,7 @@ TEST_CASE("PagedScheduler: under memory pressure it preempts, recomputes and los
     }
     for (const Request& r : requests) {
       INFO("request " << r.id);
-      REQUIRE(static_cast<int>(r.tokens.size()) == r.max_new_tokens);
+      REQUIRE(std::ssize(r.tokens) == r.max_new_tokens);
       for (std::size_t k = 0; k < r.tokens.size(); ++k) REQUIRE(r.tokens[k] == r.id * 1000 + static_cast<int32_t>(k));
     }
     CHECK(scheduler.retired().size() == requests.size());

@@ -79,8 +79,8 @@ TEST_CASE("SlidingWindowCache: every query attends to exactly the last W positio
         const Tensor q = test::random_rows(n, c.q_width(), rng), k = test::random_rows(n, c.kv_width(), rng), v = test::random_rows(n, c.kv_width(), rng);
         Tensor out({n, c.q_width()});
         cache.attend(l, pos, q, k, v, out);
-        auto& ks = all_keys[static_cast<std::size_t>(l)];
-        auto& vs = all_values[static_cast<std::size_t>(l)];
+        auto& ks = all_keys[l];
+        auto& vs = all_values[l];
         for (float x : k.to_vector()) ks.push_back(x);
         for (float x : v.to_vector()) vs.push_back(x);
         const Tensor keys_all = Tensor::from_vector(ks, {pos + n, c.kv_width()});

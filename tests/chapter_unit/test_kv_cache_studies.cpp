@@ -142,7 +142,7 @@ TEST_CASE("ConcatKvCache: the same attention as the preallocated cache, and its 
     CHECK(grown.bytes() == static_cast<std::size_t>(9 * per_position));
     // Each step copies what the cache held before it: 0, then 4, 5, 6, 7 and 8 positions.
     CHECK(grown.bytes_copied() == (4 + 5 + 6 + 7 + 8) * per_position);
-    CHECK(grown.allocations() == 2LL * c.n_layers * static_cast<int64_t>(steps.size()));
+    CHECK(grown.allocations() == 2LL * c.n_layers * std::ssize(steps));
     Tensor out({1, c.q_width()});
     CHECK_THROWS_AS(grown.attend(0, 3, test::random_rows(1, c.q_width(), rng), test::random_rows(1, c.kv_width(), rng),
                                  test::random_rows(1, c.kv_width(), rng), out),

@@ -37,7 +37,7 @@ void check_format() {
     CAPTURE(format_flag(F), s.rows, s.cols);
     const test::PackedTestMatrix m = test::packed_test_matrix(F, s, static_cast<uint32_t>(s.rows * 1000 + s.cols));
     const uint8_t* bytes = m.packed.bytes.data();
-    auto ref = [&](int64_t r, int64_t c) { return m.w_hat[static_cast<std::size_t>(r * s.cols + c)]; };
+    auto ref = [&](int64_t r, int64_t c) { return m.w_hat[r * s.cols + c]; };
 
     // One weight at a time, and runs of 8.
     int64_t mismatches = 0;
@@ -69,10 +69,10 @@ void check_format() {
           packed::lane_partial<F, kTile>(bytes, s.rows, s.cols, r, x.data(), n, lane, 32, lane_acc);
           for (int t = 0; t < kTile; ++t) acc[t] += lane_acc[t];
         }
-        for (int t = 0; t < n; ++t) y[static_cast<std::size_t>(t * s.rows + r)] = acc[t];
+        for (int t = 0; t < n; ++t) y[t * s.rows + r] = acc[t];
         for (int t = n; t < kTile; ++t) CHECK(acc[t] == 0.0f);  // rows past n untouched
       }
-      CHECK(test::worst_relative_error(m, x, n, [&](int64_t t, int64_t r) { return y[static_cast<std::size_t>(t * s.rows + r)]; }) <= 1e-5);
+      CHECK(test::worst_relative_error(m, x, n, [&](int64_t t, int64_t r) { return y[t * s.rows + r]; }) <= 1e-5);
     }
   }
 }
@@ -89,7 +89,7 @@ TEST_CASE("packed decode: half_to_float equals lib/gguf's fp16_to_fp32 for every
 }
 
 TEST_CASE("packed decode: NF4 levels equal nf4.hpp's table", "[quant][packed]") {
-  for (int q = 0; q < 16; ++q) CHECK(same_bits(packed::nf4_level(q), kNf4Levels[static_cast<std::size_t>(q)]));
+  for (int q = 0; q < 16; ++q) CHECK(same_bits(packed::nf4_level(q), kNf4Levels[q]));
 }
 
 TEST_CASE("packed decode: every format's decode equals its scheme's dequantize", "[quant][packed]") {

@@ -80,12 +80,12 @@ TEST_CASE("packed_matmul_cpu equals dequantize-then-multiply for every format", 
           for (int64_t r = 0; r < s.rows; ++r) {
             double ref = 0, magnitude = 0;
             for (int64_t c = 0; c < s.cols; ++c) {
-              const double p = static_cast<double>(x[static_cast<std::size_t>(i * s.cols + c)]) *
-                               static_cast<double>(w_hat[static_cast<std::size_t>(r * s.cols + c)]);
+              const double p = static_cast<double>(x[i * s.cols + c]) *
+                               static_cast<double>(w_hat[r * s.cols + c]);
               ref += p;
               magnitude += std::fabs(p);
             }
-            const double err = std::fabs(static_cast<double>(y[static_cast<std::size_t>(i * s.rows + r)]) - ref);
+            const double err = std::fabs(static_cast<double>(y[i * s.rows + r]) - ref);
             worst = std::max(worst, err / (1e-5 * magnitude + 1e-30));
           }
         }
@@ -110,13 +110,13 @@ TEST_CASE("packed_gather_rows_cpu returns dequantize()'s rows bit for bit", "[qu
       for (int64_t r = s.rows - 1; r >= 0; --r) ids.push_back(static_cast<int32_t>(r));
       ids.push_back(0);
       ids.push_back(static_cast<int32_t>(s.rows - 1));
-      const auto n = static_cast<int64_t>(ids.size());
+      const auto n = std::ssize(ids);
       std::vector<float> out(static_cast<std::size_t>(n * s.cols), NAN);
       packed_gather_rows_cpu(format, packed.bytes.data(), s.rows, s.cols, ids.data(), n, out.data());
       int64_t differing = 0;
       for (int64_t i = 0; i < n; ++i)
         for (int64_t c = 0; c < s.cols; ++c)
-          differing += out[static_cast<std::size_t>(i * s.cols + c)] != w_hat[static_cast<std::size_t>(ids[static_cast<std::size_t>(i)] * s.cols + c)];
+          differing += out[i * s.cols + c] != w_hat[ids[static_cast<std::size_t>(i)] * s.cols + c];
       CHECK(differing == 0);
     }
   }

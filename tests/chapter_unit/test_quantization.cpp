@@ -134,13 +134,13 @@ TEST_CASE("absmax round trip: every weight within half a step of its group's sca
         const int64_t gsize = s.group_size(kRows, kCols);
         for (int64_t start = 0; start < n; start += gsize) {
           float amax = 0;
-          for (int64_t i = start; i < start + gsize; ++i) amax = std::max(amax, std::fabs(w[static_cast<std::size_t>(i)]));
+          for (int64_t i = start; i < start + gsize; ++i) amax = std::max(amax, std::fabs(w[i]));
           // The stored fp16 scale is within 2^-11 (relative) of amax/qmax; the largest weight may
           // be clamped by that much.
           const float step = amax / static_cast<float>(s.qmax()) * (1 + 1.0f / 1024);
           float worst = 0;
           for (int64_t i = start; i < start + gsize; ++i)
-            worst = std::max(worst, std::fabs(w[static_cast<std::size_t>(i)] - back[static_cast<std::size_t>(i)]));
+            worst = std::max(worst, std::fabs(w[i] - back[i]));
           REQUIRE(worst <= 0.5f * step + amax * 1e-3f);
         }
       }

@@ -73,7 +73,7 @@ std::vector<Request> make_requests(const std::vector<int>& lengths, const std::v
 void require_own_tokens(const std::vector<Request>& requests) {
   for (const Request& r : requests) {
     INFO("request " << r.id);
-    REQUIRE(static_cast<int>(r.tokens.size()) == r.max_new_tokens);
+    REQUIRE(std::ssize(r.tokens) == r.max_new_tokens);
     for (std::size_t k = 0; k < r.tokens.size(); ++k) REQUIRE(r.tokens[k] == r.id * 1000 + static_cast<int32_t>(k));
     REQUIRE(r.completed >= r.finished);
     REQUIRE(r.finished >= r.first_token);
@@ -90,7 +90,7 @@ TEST_CASE("Scheduler admits in arrival order into free slots", "[unit][scheduler
   Scheduler scheduler(2, engine, clock);
   // Submitted out of order: the queue is by arrival time, ties in submission order.
   std::vector<Request> requests = make_requests({3, 1, 2, 2}, {0.0, 0.0, 0.5, 0.5});
-  for (int i : {2, 0, 3, 1}) scheduler.submit(requests[static_cast<std::size_t>(i)]);
+  for (int i : {2, 0, 3, 1}) scheduler.submit(requests[i]);
 
   const StepLog first = scheduler.step();
   CHECK(first.admitted == 2);
@@ -211,8 +211,8 @@ TEST_CASE("StaticBatcher runs each batch until its longest member, padding the f
   // Everyone in a batch is handed back when the batch ends; each finished when it finished.
   CHECK(requests[0].finished == 2.0);
   CHECK(requests[2].finished == 1.0);
-  for (int i : {0, 1, 2}) CHECK(requests[static_cast<std::size_t>(i)].completed == 7.0);
-  for (int i : {3, 4}) CHECK(requests[static_cast<std::size_t>(i)].completed == 11.0);
+  for (int i : {0, 1, 2}) CHECK(requests[i].completed == 7.0);
+  for (int i : {3, 4}) CHECK(requests[i].completed == 11.0);
   const ServeSummary s = summarize(requests, batcher.log());
   CHECK(s.padding_rows == (7 - 2) + (7 - 1) + 0);
   CHECK(s.tokens == 2 + 7 + 1 + 4 + 4);

@@ -46,13 +46,13 @@ std::vector<int64_t> first_tokens(int64_t n, uint64_t seed, bool wrong_rule = fa
     const int32_t x = draft_draws.draw(kQ);
     int32_t first = 0;
     if (wrong_rule) {  // a tempting mistake: on rejection draw from p itself, not from the residual
-      first = rule_draws.uniform() < std::min(1.0, double(kP[static_cast<std::size_t>(x)]) / kQ[static_cast<std::size_t>(x)])
+      first = rule_draws.uniform() < std::min(1.0, double(kP[x]) / kQ[x])
                   ? x : rule_draws.draw(kP);
     } else {
       const RoundOutcome r = accept_draft(p, Draft{{x}, {kQ}}, rule_draws);
       first = r.accepted == 1 ? x : r.next;
     }
-    ++counts[static_cast<std::size_t>(first)];
+    ++counts[first];
   }
   return counts;
 }
@@ -103,22 +103,22 @@ TEST_CASE("two consecutive tokens are distributed as the target's p(a)·p(b|a)",
     while (seq.size() < 3) {         // rounds until two tokens are generated
       Draft d;
       for (int g = 0; g < kGamma; ++g) {
-        const Dist& q = Q[static_cast<std::size_t>(g == 0 ? seq.back() : d.tokens.back())];
+        const Dist& q = Q[g == 0 ? seq.back() : d.tokens.back()];
         d.tokens.push_back(draft_draws.draw(q));
         d.q.push_back(q);
       }
       // p after seq, after seq + d1, after seq + d1 d2
-      const std::vector<Dist> p = {P[static_cast<std::size_t>(seq.back())], P[static_cast<std::size_t>(d.tokens[0])],
-                                   P[static_cast<std::size_t>(d.tokens[1])]};
+      const std::vector<Dist> p = {P[seq.back()], P[d.tokens[0]],
+                                   P[d.tokens[1]]};
       const RoundOutcome r = accept_draft(p, d, rule_draws);
-      for (int k = 0; k < r.accepted; ++k) seq.push_back(d.tokens[static_cast<std::size_t>(k)]);
+      for (int k = 0; k < r.accepted; ++k) seq.push_back(d.tokens[k]);
       seq.push_back(r.next);
     }
-    ++counts[static_cast<std::size_t>(seq[1] * 5 + seq[2])];
+    ++counts[seq[1] * 5 + seq[2]];
   }
   std::vector<double> expected(25);
   for (int a = 0; a < 5; ++a)
-    for (int b = 0; b < 5; ++b) expected[static_cast<std::size_t>(a * 5 + b)] = double(P[0][static_cast<std::size_t>(a)]) * P[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)];
+    for (int b = 0; b < 5; ++b) expected[a * 5 + b] = double(P[0][a]) * P[a][b];
   const double chi2 = chi_square(counts, expected, n);
   INFO("chi-square " << chi2 << " with 24 degrees of freedom");
   CHECK(chi2 < 51.18);  // the 0.1% critical value

@@ -52,7 +52,7 @@ Llama small_random_model() {
 }
 
 std::vector<float> last_logits(Llama& model, const std::vector<int32_t>& tokens) {
-  GroupedKvCache cache(model.config(), static_cast<int64_t>(tokens.size()), model.device());
+  GroupedKvCache cache(model.config(), std::ssize(tokens), model.device());
   return model.forward(tokens, 0, cache).to_vector();
 }
 
@@ -66,7 +66,7 @@ TEST_CASE("W8A8: each token rounded to 255 levels of its own absmax / 127", "[qu
   CHECK(x[0] == Approx(1.27f));
   CHECK(x[1] == Approx(-0.5f));
   CHECK(x[2] == 0.0f);
-  for (int i = 4; i < 8; ++i) CHECK(x[static_cast<std::size_t>(i)] == 0.0f);
+  for (int i = 4; i < 8; ++i) CHECK(x[i] == 0.0f);
   CHECK(x[8] == Approx(-2.0f));
   CHECK(x[9] == Approx(64.0f * 2.0f / 127.0f));
 }
@@ -87,8 +87,8 @@ TEST_CASE("W8A8Linear: exact when x / s and W·s sit on their int8 grids", "[qua
   for (int t = 0; t < 2; ++t)
     for (int o = 0; o < 2; ++o) {
       double want = 0;
-      for (int j = 0; j < 4; ++j) want += double(xs[static_cast<std::size_t>(t * 4 + j)]) * ws[static_cast<std::size_t>(o * 4 + j)];
-      CHECK(got[static_cast<std::size_t>(t * 2 + o)] == Approx(want).margin(1e-5));
+      for (int j = 0; j < 4; ++j) want += double(xs[t * 4 + j]) * ws[o * 4 + j];
+      CHECK(got[t * 2 + o] == Approx(want).margin(1e-5));
     }
   CHECK(layer.weight_bytes() == 2 * 4 + 2 * 2);  // a byte per weight, an fp16 scale per row
   CHECK(layer.storage() == "W8A8 smoothed");
@@ -107,11 +107,11 @@ TEST_CASE("SmoothQuant: an outlier channel costs plain W8A8 far more than the sm
     float a = 0, b = 0;
     for (int64_t t = 0; t < n; ++t) a = std::max(a, std::fabs(x.host<float>()[t * d + j]));
     for (int64_t o = 0; o < out; ++o) b = std::max(b, std::fabs(w.host<float>()[o * d + j]));
-    s[static_cast<std::size_t>(j)] = std::sqrt(a / b);
-    inverse[static_cast<std::size_t>(j)] = 1.0f / s[static_cast<std::size_t>(j)];
+    s[j] = std::sqrt(a / b);
+    inverse[j] = 1.0f / s[j];
   }
   for (int64_t o = 0; o < out; ++o)
-    for (int64_t j = 0; j < d; ++j) ws[static_cast<std::size_t>(o * d + j)] = w.host<float>()[o * d + j] * s[static_cast<std::size_t>(j)];
+    for (int64_t j = 0; j < d; ++j) ws[o * d + j] = w.host<float>()[o * d + j] * s[j];
   const std::span<const float> w_values(w.host<float>(), static_cast<std::size_t>(out * d));
   const W8A8Linear plain(Tensor::from_vector(round_trip(int8, w_values, out, d), {out, d}), {});
   const W8A8Linear smoothed(Tensor::from_vector(round_trip(int8, ws, out, d), {out, d}), inverse);
@@ -139,14 +139,14 @@ TEST_CASE("smoothing factors: √(max|X_j| / max|W_j|), shared by projections th
   const auto s = smoothing_factors(maxima, ref, 0.5f);
   REQUIRE(s.size() == 7);
   for (int k : {0, 1, 2}) {
-    CHECK(s[static_cast<std::size_t>(k)][0] == Approx(2.0));                // √(4 / 1)
-    CHECK(s[static_cast<std::size_t>(k)][1] == Approx(std::sqrt(2.0)));     // √(1 / 0.5)
+    CHECK(s[k][0] == Approx(2.0));                // √(4 / 1)
+    CHECK(s[k][1] == Approx(std::sqrt(2.0)));     // √(1 / 0.5)
   }
   CHECK(s[3][0] == Approx(3.0));  // √(9 / 1)
   CHECK(s[3][1] == 1.0f);         // an input channel that was always 0 keeps 1
   for (int k : {4, 5}) {
-    CHECK(s[static_cast<std::size_t>(k)][0] == Approx(4.0));  // √(16 / 1)
-    CHECK(s[static_cast<std::size_t>(k)][1] == Approx(0.5));  // √(1 / 4)
+    CHECK(s[k][0] == Approx(4.0));  // √(16 / 1)
+    CHECK(s[k][1] == Approx(0.5));  // √(1 / 4)
   }
   CHECK(s[6][0] == Approx(1.0 / 3.0));  // √(1 / 9)
   CHECK(s[6][1] == Approx(2.0));        // √(4 / 1)

@@ -226,7 +226,7 @@ TEST_CASE("cuda: embedding gathers rows exactly", "[cuda]") {
     for (const std::vector<int32_t>& ids :
          {std::vector<int32_t>{7}, std::vector<int32_t>{0, vocab - 1, 7, 7, 3}, many, more}) {
       INFO(ids.size() << " ids into a table of shape " << shape_string(table_shape));
-      const int64_t n = static_cast<int64_t>(ids.size());
+      const int64_t n = std::ssize(ids);
       Tensor out_cpu({n, table_shape[1]}), out_gpu({n, table_shape[1]}, DType::f32, kGpu);
       ops::embedding(table, ids, out_cpu);
       ops::embedding(table_gpu, ids, out_gpu);
@@ -265,7 +265,7 @@ TEST_CASE("cuda: rope matches the CPU within 1e-5, at large positions too", "[cu
            {from0, from37, std::vector<int32_t>{8191}, scattered}) {
         INFO(hd.n_heads << " heads of " << hd.head_dim << ", theta " << theta << ", "
                         << positions.size() << " positions from " << positions[0]);
-        const int64_t rows = static_cast<int64_t>(positions.size());
+        const int64_t rows = std::ssize(positions);
         Tensor x_cpu = random_tensor({rows, hd.n_heads * hd.head_dim}, rng);
         Tensor x_gpu = x_cpu.to(kGpu);
         ops::rope(x_cpu, hd.n_heads, positions, theta);

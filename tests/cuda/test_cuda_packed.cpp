@@ -92,7 +92,7 @@ TEST_CASE("packed_matmul_cuda equals dequantize-then-multiply", "[cuda][packed]"
       packed_matmul_cuda(format, w, s.rows, s.cols, x_gpu.get(), n, y_gpu.get());
       const std::vector<float> y = y_gpu.to_host();
       const double worst = test::worst_relative_error(
-          m, x, n, [&](int64_t t, int64_t r) { return y[static_cast<std::size_t>(t * s.rows + r)]; });
+          m, x, n, [&](int64_t t, int64_t r) { return y[t * s.rows + r]; });
       CHECK(worst <= 1e-5);
     }
   });
@@ -115,8 +115,8 @@ TEST_CASE("packed_gather_rows_cuda returns dequantize()'s rows", "[cuda][packed]
       int64_t mismatches = 0;
       for (int64_t i = 0; i < n; ++i)
         for (int64_t c = 0; c < s.cols; ++c) {
-          const float got = out[static_cast<std::size_t>(i * s.cols + c)];
-          const float expected = m.w_hat[static_cast<std::size_t>(ids[static_cast<std::size_t>(i)] * s.cols + c)];
+          const float got = out[i * s.cols + c];
+          const float expected = m.w_hat[ids[static_cast<std::size_t>(i)] * s.cols + c];
           if (std::memcmp(&got, &expected, sizeof got) != 0) ++mismatches;
         }
       CHECK(mismatches == 0);

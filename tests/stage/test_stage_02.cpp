@@ -50,11 +50,11 @@ TEST_CASE("chapter 02 (KV cache) generates chapter 01's tokens and logits", "[st
 
     Sampler greedy_a({.temperature = 0.0f}), greedy_b({.temperature = 0.0f});
     const Generation naive = generate_naive(m->model, m->tokenizer, prompt, greedy_a, options);
-    KvCache cache(m->model.config(), static_cast<int64_t>(prompt.size()) + kTokens);
+    KvCache cache(m->model.config(), std::ssize(prompt) + kTokens);
     const Generation cached = generate_cached(m->model, m->tokenizer, prompt, cache, greedy_b, options);
 
-    REQUIRE(naive.steps.size() == static_cast<std::size_t>(kTokens));
-    REQUIRE(cached.steps.size() == static_cast<std::size_t>(kTokens));
+    REQUIRE(std::ssize(naive.steps) == kTokens);
+    REQUIRE(std::ssize(cached.steps) == kTokens);
     double worst = 0;
     for (std::size_t s = 0; s < naive.steps.size(); ++s) {
       INFO("step " << s + 1);
@@ -65,7 +65,7 @@ TEST_CASE("chapter 02 (KV cache) generates chapter 01's tokens and logits", "[st
       // swap order, never leave the top 16).
       const TopLogits& ours = cached.steps[s].top;
       for (int i = 0; i < kTopCompared; ++i) {
-        const auto [id, a] = naive.steps[s].top[static_cast<std::size_t>(i)];
+        const auto [id, a] = naive.steps[s].top[i];
         INFO("token " << id);
         const auto it = std::find_if(ours.begin(), ours.end(), [id = id](const auto& e) { return e.first == id; });
         REQUIRE(it != ours.end());
@@ -76,7 +76,7 @@ TEST_CASE("chapter 02 (KV cache) generates chapter 01's tokens and logits", "[st
       }
     }
     // The cache holds exactly the positions that went through it.
-    CHECK(cache.length() == static_cast<int64_t>(prompt.size()) + kTokens - 1);
+    CHECK(cache.length() == std::ssize(prompt) + kTokens - 1);
     worst_overall = std::max(worst_overall, worst);
     WARN(fmt::format("'{}': {} tokens identical, worst relative top-{} logit difference {:.2e}", text, kTokens, kTopCompared, worst));
   }

@@ -47,7 +47,7 @@ TEST_CASE("GroupedKvCache generates the same tokens and logits as chapter 02's K
   for (const std::string& prompt : kPrompts) {
     INFO("prompt: " << prompt);
     const std::vector<int32_t> ids = m->tokenizer.encode(prompt);
-    const int64_t capacity = static_cast<int64_t>(ids.size()) + kTokens;
+    const int64_t capacity = std::ssize(ids) + kTokens;
 
     KvCache full(c, capacity);
     Sampler greedy02(SamplingParams{});
@@ -63,11 +63,11 @@ TEST_CASE("GroupedKvCache generates the same tokens and logits as chapter 02's K
     double max_diff = 0, max_abs = 0;
     for (int s = 0; s < kTokens; ++s) {
       INFO("step " << s);
-      REQUIRE(g03.steps[static_cast<std::size_t>(s)].token == g02.steps[static_cast<std::size_t>(s)].token);
+      REQUIRE(g03.steps[s].token == g02.steps[s].token);
       // Both lists hold every logit; compare them id by id.
       std::vector<float> a(static_cast<std::size_t>(c.vocab_size)), b(a.size());
-      for (const auto& [id, logit] : g02.steps[static_cast<std::size_t>(s)].top) a[static_cast<std::size_t>(id)] = logit;
-      for (const auto& [id, logit] : g03.steps[static_cast<std::size_t>(s)].top) b[static_cast<std::size_t>(id)] = logit;
+      for (const auto& [id, logit] : g02.steps[s].top) a[id] = logit;
+      for (const auto& [id, logit] : g03.steps[s].top) b[id] = logit;
       for (std::size_t i = 0; i < a.size(); ++i) {
         bitwise = bitwise && a[i] == b[i];
         max_diff = std::max(max_diff, static_cast<double>(std::fabs(a[i] - b[i])));

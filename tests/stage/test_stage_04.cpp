@@ -31,7 +31,7 @@ using namespace infer::stage;
 namespace {
 
 std::vector<int32_t> solo_tokens(LoadedModel& m, const Request& r) {
-  GroupedKvCache cache(m.model.config(), static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens, m.model.device());
+  GroupedKvCache cache(m.model.config(), std::ssize(r.prompt) + r.max_new_tokens, m.model.device());
   Sampler greedy({.temperature = 0.0f});
   const GenerateOptions options{.n_predict = r.max_new_tokens, .stop_at_end = false, .top_logits = 1};
   const Generation gen = generate_cached(m.model, m.tokenizer, r.prompt, cache, greedy, options);
@@ -58,7 +58,7 @@ void require_same(const std::vector<Request>& batched, const std::vector<std::ve
 TEST_CASE("chapter 04: static and continuous batching give every request its solo chapter-03 tokens", "[stage]") {
   REQUIRE_MODEL(m);
   const std::vector<Request> requests = small_workload(m->tokenizer);
-  REQUIRE(requests.size() == static_cast<std::size_t>(kRequests));
+  REQUIRE(std::ssize(requests) == kRequests);
 
   // Prompts of different lengths share the first static batch (one prefill step, no padding).
   CHECK((requests[0].prompt.size() != requests[1].prompt.size() || requests[1].prompt.size() != requests[2].prompt.size()));

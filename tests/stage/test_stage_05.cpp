@@ -88,8 +88,8 @@ TEST_CASE("chapter 05: attention through the block table gives the contiguous ca
   double max_diff = 0, max_gather_diff = 0, max_abs = 0;
   int64_t pos = 0;
   for (const std::vector<int32_t>& chunk : {prompt, decode, decode, decode}) {
-    REQUIRE(in_place.reserve(static_cast<int64_t>(chunk.size())));
-    REQUIRE(gathered.reserve(static_cast<int64_t>(chunk.size())));
+    REQUIRE(in_place.reserve(std::ssize(chunk)));
+    REQUIRE(gathered.reserve(std::ssize(chunk)));
     const std::vector<float> a = m->model.forward(chunk, pos, contiguous).to_vector();
     const std::vector<float> b = m->model.forward(chunk, pos, in_place).to_vector();
     const std::vector<float> g = m->model.forward(chunk, pos, gathered).to_vector();
@@ -98,9 +98,9 @@ TEST_CASE("chapter 05: attention through the block table gives the contiguous ca
       max_gather_diff = std::max(max_gather_diff, static_cast<double>(std::fabs(g[i] - b[i])));
       max_abs = std::max(max_abs, static_cast<double>(std::fabs(a[i])));
     }
-    pos += static_cast<int64_t>(chunk.size());
+    pos += std::ssize(chunk);
   }
-  CHECK(in_place.table().blocks().size() == static_cast<std::size_t>((pos + 3) / 4));  // several blocks were walked
+  CHECK(std::ssize(in_place.table().blocks()) == (pos + 3) / 4);  // several blocks were walked
   INFO("largest logit " << max_abs << ", paged − contiguous " << max_diff << ", gathered − in place " << max_gather_diff);
   // Same statements in the same order: equal to the bit on the CPU (measured: difference 0). The
   // bound leaves room for a compiler that vectorises the two loops differently.
@@ -185,9 +185,9 @@ TEST_CASE("chapter 05: forked samples share the prompt's blocks and each gets it
   const SamplingParams sampling{.temperature = 0.8f, .seed = 1234};
   std::vector<Request> samples(4);
   for (int i = 0; i < 4; ++i) {
-    samples[static_cast<std::size_t>(i)].id = i;
-    samples[static_cast<std::size_t>(i)].prompt = m->tokenizer.encode("Write a short poem about the sea, the wind and a lighthouse.");
-    samples[static_cast<std::size_t>(i)].max_new_tokens = 16;
+    samples[i].id = i;
+    samples[i].prompt = m->tokenizer.encode("Write a short poem about the sea, the wind and a lighthouse.");
+    samples[i].max_new_tokens = 16;
   }
   const int B = 4;
   REQUIRE((samples[0].prompt.size() - 1) % B != 0);  // the prompt's last block is partly filled: copy-on-write
@@ -200,7 +200,7 @@ TEST_CASE("chapter 05: forked samples share the prompt's blocks and each gets it
     parent.tokens.push_back(forked.step(batch).front());
   }
   const int held_after_prefill = forked.pool().used_blocks();
-  for (int i = 1; i < 4; ++i) forked.fork(parent, samples[static_cast<std::size_t>(i)]);
+  for (int i = 1; i < 4; ++i) forked.fork(parent, samples[i]);
   CHECK(forked.pool().used_blocks() == held_after_prefill);  // forks take no memory …
   CHECK(forked.stats().shared_at_fork == 3 * static_cast<int64_t>((parent.prompt.size() - 1 + B - 1) / B));
   std::vector<Request*> batch;

@@ -41,7 +41,7 @@ Run greedy(Llama& model, const Tokenizer& tokenizer) {
   Run run;
   for (const std::string& prompt : kPrompts) {
     const std::vector<int32_t> ids = tokenizer.encode(prompt);
-    GroupedKvCache cache(model.config(), static_cast<int64_t>(ids.size()) + kTokens);
+    GroupedKvCache cache(model.config(), std::ssize(ids) + kTokens);
     Sampler sampler(SamplingParams{});
     const Generation g = generate_cached(model, tokenizer, ids, cache, sampler, options);
     std::vector<int32_t> tokens;
@@ -49,7 +49,7 @@ Run greedy(Llama& model, const Tokenizer& tokenizer) {
     for (const StepRecord& s : g.steps) {
       tokens.push_back(s.token);
       std::vector<float> row(static_cast<std::size_t>(vocab));
-      for (const auto& [id, logit] : s.top) row[static_cast<std::size_t>(id)] = logit;
+      for (const auto& [id, logit] : s.top) row[id] = logit;
       logits.push_back(std::move(row));
     }
     run.tokens.push_back(std::move(tokens));

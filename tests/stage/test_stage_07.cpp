@@ -94,7 +94,7 @@ TEST_CASE("greedy speculative decoding gives chapter 03's tokens and logits, for
         if (name == "target itself") CHECK(st.accepted == st.drafted);
         if (name == "target itself") CHECK(st.alpha() == 1.0);
         // Every token comes from a round or the prefill.
-        CHECK(st.round_tokens + 1 == static_cast<int64_t>(spec.steps.size()));
+        CHECK(st.round_tokens + 1 == std::ssize(spec.steps));
       }
   }
 }
@@ -111,8 +111,8 @@ TEST_CASE("after rejections, the rolled-back caches continue exactly like a cold
   std::vector<int32_t> seq = prompt;
   for (const StepRecord& s : spec.steps) seq.push_back(s.token);
   // The target: the cache holds every token but the last; feeding it continues the sequence.
-  REQUIRE(cache.length() == static_cast<int64_t>(seq.size()) - 1);
-  const Tensor warm = m->model.forward(std::span(seq).last(1), static_cast<int64_t>(seq.size()) - 1, cache);
+  REQUIRE(cache.length() == std::ssize(seq) - 1);
+  const Tensor warm = m->model.forward(std::span(seq).last(1), std::ssize(seq) - 1, cache);
   GroupedKvCache cold_cache(t.config(), kCapacity);
   const Tensor cold = m->model.forward(seq, 0, cold_cache);
   const std::vector<float> a = warm.to_vector(), b = cold.to_vector();
@@ -158,7 +158,7 @@ TEST_CASE("on the real model, the rule's first token follows the target's softma
     const int32_t x = draws.draw(q);
     const RoundOutcome r = accept_draft(std::vector<std::vector<float>>{p, p}, Draft{{x}, {q}}, draws);
     accepted += r.accepted;
-    ++counts[static_cast<std::size_t>(r.accepted == 1 ? x : r.next)];
+    ++counts[r.accepted == 1 ? x : r.next];
   }
   double chi2 = 0, other_expected = 0;
   int64_t other_count = 0, bins = 0;

@@ -204,7 +204,7 @@ TEST_CASE("the whole student (final norm, tied output, mixed loss) matches finit
   std::vector<int32_t> labels(N), ids;
   std::vector<float> z;
   for (int r = 0; r < N; ++r) {
-    labels[static_cast<std::size_t>(r)] = r % S == S - 1 ? -1 : tokens[static_cast<std::size_t>(r + 1)];
+    labels[r] = r % S == S - 1 ? -1 : tokens[r + 1];
     for (int i = 0; i < k; ++i) ids.push_back((r + 7 * i) % c.vocab_size), z.push_back(static_cast<float>(rng.uniform(-2, 3)));
   }
   const SoftTargets soft{k, ids, z};

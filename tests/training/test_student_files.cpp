@@ -39,7 +39,7 @@ struct TempFile {
 
 // lib's forward: logits of every token of one sequence from position 0.
 std::vector<float> lib_logits(Llama& model, const std::vector<int32_t>& tokens) {
-  GroupedKvCache cache(model.config(), static_cast<int64_t>(tokens.size()));
+  GroupedKvCache cache(model.config(), std::ssize(tokens));
   return model.forward(tokens, 0, cache, /*all_logits=*/true).to_vector();
 }
 
@@ -152,8 +152,8 @@ TEST_CASE("the teacher file keeps the top k and the log-sum-exp and reads back e
   for (float x : sorted) sum += std::exp(x);
   CHECK(t.lse[11] == Approx(std::log(sum)).epsilon(1e-6));
   for (int j = 0; j < 5; ++j) {
-    CHECK(t.logits[static_cast<std::size_t>(11 * 5 + j)] == sorted[static_cast<std::size_t>(j)]);
-    CHECK(row[t.ids[static_cast<std::size_t>(11 * 5 + j)]] == sorted[static_cast<std::size_t>(j)]);
+    CHECK(t.logits[11 * 5 + j] == sorted[j]);
+    CHECK(row[t.ids[11 * 5 + j]] == sorted[j]);
   }
   CHECK(t.kept_mass(11) < 1.0);
   CHECK(teacher_pass(teacher, tokens, 8, c.vocab_size).kept_mass(11) == Approx(1.0).epsilon(1e-6));

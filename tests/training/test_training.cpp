@@ -46,7 +46,7 @@ TEST_CASE("a tiny student overfits one batch: the loss falls by at least 90%", "
   Batch batch;
   batch.B = 2, batch.S = 16;
   batch.tokens = rng.tokens(32, c.vocab_size);
-  for (int r = 0; r < 32; ++r) batch.labels.push_back(r % 16 == 15 ? -1 : batch.tokens[static_cast<std::size_t>(r + 1)]);
+  for (int r = 0; r < 32; ++r) batch.labels.push_back(r % 16 == 15 ? -1 : batch.tokens[r + 1]);
   StepOptions o;
   o.loss.labels = LabelKind::hard;
   o.schedule = {1e-2, 1.0, 5, 150};  // peak, floor ratio (constant after warm-up), warm-up, total
@@ -67,7 +67,7 @@ TEST_CASE("with a one-hot teacher at T = 1 the soft loss equals the hard loss", 
   std::vector<int32_t> ids1, ids_full;
   std::vector<float> z1, z_full;
   for (int r = 0; r < N; ++r) {
-    const int32_t y = std::max(labels[static_cast<std::size_t>(r)], 0);
+    const int32_t y = std::max(labels[r], 0);
     ids1.push_back(y), z1.push_back(3.0f);
     for (int v = 0; v < V; ++v) ids_full.push_back(v), z_full.push_back(v == y ? 1000.0f : 0.0f);
   }
@@ -92,7 +92,7 @@ TEST_CASE("the T² factor keeps soft-label gradients comparable across temperatu
   std::vector<float> z;
   for (int r = 0; r < N; ++r)
     for (int v = 0; v < V; ++v)
-      ids.push_back(v), z.push_back(static_cast<float>(logits[static_cast<std::size_t>(r * V + v)] + rng.uniform(-2, 2)));
+      ids.push_back(v), z.push_back(static_cast<float>(logits[r * V + v] + rng.uniform(-2, 2)));
   const SoftTargets teacher{V, ids, z};
   std::vector<double> scaled, unscaled;
   for (double T : {1.0, 2.0, 4.0, 8.0}) {

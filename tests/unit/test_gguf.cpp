@@ -238,10 +238,10 @@ TEST_CASE("dequantize_row matches the gguf package's dequantizers bit for bit", 
       for (int64_t i = 0; i < n; ++i) {
         uint32_t want = 0;
         std::memcpy(&want, expected_bytes.data() + 4 * i, 4);
-        if (bits(got[static_cast<size_t>(i)]) != want) {
+        if (bits(got[i]) != want) {
           if (mismatches++ < 5) {
-            FAIL_CHECK(name << " weight " << i << ": got " << got[static_cast<size_t>(i)] << " (0x"
-                            << std::hex << bits(got[static_cast<size_t>(i)]) << "), expected "
+            FAIL_CHECK(name << " weight " << i << ": got " << got[i] << " (0x"
+                            << std::hex << bits(got[i]) << "), expected "
                             << std::bit_cast<float>(want) << " (0x" << want << ")" << std::dec);
           }
         }
@@ -258,7 +258,7 @@ TEST_CASE("Q8_1 and Q8_K dequantize as d times the int8 codes", "[gguf][dequant]
   for (int j = 0; j < 32; ++j) q81.put<int8_t>(static_cast<int8_t>(j * 8 - 128));
   std::vector<float> out(32);
   dequantize_row(GgmlType::Q8_1, q81.b.data(), out.data(), 32);
-  for (int j = 0; j < 32; ++j) CHECK(out[static_cast<size_t>(j)] == 0.25f * static_cast<float>(j * 8 - 128));
+  for (int j = 0; j < 32; ++j) CHECK(out[j] == 0.25f * static_cast<float>(j * 8 - 128));
 
   Bytes q8k;
   q8k.put<float>(-1.5f);
@@ -267,7 +267,7 @@ TEST_CASE("Q8_1 and Q8_K dequantize as d times the int8 codes", "[gguf][dequant]
   REQUIRE(q8k.b.size() == 292);
   std::vector<float> out_k(256);
   dequantize_row(GgmlType::Q8_K, q8k.b.data(), out_k.data(), 256);
-  for (int k = 0; k < 256; ++k) CHECK(out_k[static_cast<size_t>(k)] == -1.5f * static_cast<float>(k - 128));
+  for (int k = 0; k < 256; ++k) CHECK(out_k[k] == -1.5f * static_cast<float>(k - 128));
 }
 
 TEST_CASE("dequantize_row rejects a bad count and a type without a dequantizer", "[gguf][dequant]") {
@@ -565,8 +565,8 @@ void check_full_file(const GgufFile& f, uint32_t version, uint64_t alignment) {
   const auto v41 = dequantize(f.tensor("weights.q4_1"));
   REQUIRE(v41.size() == 32);
   for (int j = 0; j < 16; ++j) {
-    CHECK(v41[static_cast<size_t>(j)] == static_cast<float>(j - 8));
-    CHECK(v41[static_cast<size_t>(j + 16)] == static_cast<float>(7 - j));
+    CHECK(v41[j] == static_cast<float>(j - 8));
+    CHECK(v41[j + 16] == static_cast<float>(7 - j));
   }
 }
 

@@ -97,18 +97,18 @@ TEST_CASE("a layer observer sees every layer's residual stream and changes nothi
 
   std::vector<std::vector<float>> in, out;
   const LayerObserver watch = [&](int layer, const Tensor& entering, const Tensor& leaving) {
-    CHECK(layer == static_cast<int>(in.size()));
+    CHECK(layer == std::ssize(in));
     CHECK(entering.shape() == Shape{6, c.d_model});
     in.push_back(entering.to_vector());
     out.push_back(leaving.to_vector());
   };
   const std::vector<float> watched = model.forward(tokens, 0, kv, true, watch).to_vector();
   CHECK(watched == plain);
-  REQUIRE(in.size() == static_cast<std::size_t>(c.n_layers));
+  REQUIRE(std::ssize(in) == c.n_layers);
   Tensor embedded({6, c.d_model});
   model.weights().embed(tokens, embedded);
   CHECK(in[0] == embedded.to_vector());
-  for (int l = 1; l < c.n_layers; ++l) CHECK(in[static_cast<std::size_t>(l)] == out[static_cast<std::size_t>(l) - 1]);
+  for (int l = 1; l < c.n_layers; ++l) CHECK(in[l] == out[static_cast<std::size_t>(l) - 1]);
   CHECK(in[1] != out[1]);  // the layer changed the stream
 }
 

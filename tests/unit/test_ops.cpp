@@ -23,7 +23,7 @@ Tensor random_tensor(Shape shape, uint32_t seed, float scale = 1.0f) {
 }
 
 void require_close(const Tensor& got, const std::vector<float>& want, float rel = 1e-5f, float abs = 1e-6f) {
-  REQUIRE(got.numel() == static_cast<int64_t>(want.size()));
+  REQUIRE(got.numel() == std::ssize(want));
   const float* g = got.host<float>();
   for (std::size_t i = 0; i < want.size(); ++i) {
     INFO("element " << i);
@@ -73,7 +73,7 @@ TEST_CASE("matmul_t equals the triple loop, for one row and for many", "[ops]") 
       for (int64_t j = 0; j < m; ++j) {
         double s = 0;
         for (int64_t p = 0; p < k; ++p) s += double(x.host<float>()[i * k + p]) * w.host<float>()[j * k + p];
-        want[static_cast<std::size_t>(i * m + j)] = static_cast<float>(s);
+        want[i * m + j] = static_cast<float>(s);
       }
     require_close(y, want, 1e-4f, 1e-5f);
   }
@@ -137,14 +137,14 @@ TEST_CASE("rope rotates adjacent pairs by position times frequency", "[ops]") {
   for (int r = 0; r < 3; ++r)
     for (int h = 0; h < heads; ++h)
       for (int j = 0; j < D / 2; ++j) {
-        const double ang = pos[static_cast<std::size_t>(r)] * std::pow(10000.0, -2.0 * j / D);
+        const double ang = pos[r] * std::pow(10000.0, -2.0 * j / D);
         const std::size_t i = static_cast<std::size_t>(r * heads * D + h * D + 2 * j);
         want[i] = static_cast<float>(before[i] * std::cos(ang) - before[i + 1] * std::sin(ang));
         want[i + 1] = static_cast<float>(before[i] * std::sin(ang) + before[i + 1] * std::cos(ang));
       }
   require_close(x, want);
   // position 0 is the identity
-  for (int i = 0; i < heads * D; ++i) REQUIRE(x.host<float>()[i] == before[static_cast<std::size_t>(i)]);
+  for (int i = 0; i < heads * D; ++i) REQUIRE(x.host<float>()[i] == before[i]);
 }
 
 TEST_CASE("silu_mul and add_inplace are elementwise", "[ops]") {
@@ -188,7 +188,7 @@ TEST_CASE("attention equals the textbook formula, causal and with grouped heads"
       for (int i = 0; i < D; ++i) {
         double o = 0;
         for (std::size_t j = 0; j < p.size(); ++j) o += p[j] / z * v.host<float>()[j * Hkv * D + g * D + static_cast<std::size_t>(i)];
-        want[static_cast<std::size_t>(t * H * D + h * D + i)] = static_cast<float>(o);
+        want[t * H * D + h * D + i] = static_cast<float>(o);
       }
     }
   require_close(out, want, 1e-5f, 1e-6f);

@@ -57,7 +57,7 @@ TEST_CASE("sampling is reproducible for a seed and matches the distribution", "[
   const auto p = Sampler({.temperature = 1.0f}).distribution(logits);
   for (int32_t id = 0; id < 3; ++id) {
     // within 5 standard deviations of the binomial
-    const double expected = p[static_cast<std::size_t>(id)] * n;
+    const double expected = p[id] * n;
     REQUIRE(std::fabs(counts[id] - expected) < 5 * std::sqrt(expected));
   }
 }
@@ -75,7 +75,7 @@ std::vector<float> full_sort_distribution(std::span<const float> logits, const S
   std::vector<double> w(keep);
   double total = 0.0;
   for (std::size_t i = 0; i < keep; ++i) {
-    w[i] = std::exp((logits[static_cast<std::size_t>(order[i])] - static_cast<double>(logits[static_cast<std::size_t>(order[0])])) /
+    w[i] = std::exp((logits[order[i]] - static_cast<double>(logits[order[0]])) /
                     sp.temperature);
     total += w[i];
   }
@@ -90,7 +90,7 @@ std::vector<float> full_sort_distribution(std::span<const float> logits, const S
     total = std::accumulate(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(keep), 0.0);
   }
   std::vector<float> p(n, 0.0f);
-  for (std::size_t i = 0; i < keep; ++i) p[static_cast<std::size_t>(order[i])] = static_cast<float>(w[i] / total);
+  for (std::size_t i = 0; i < keep; ++i) p[order[i]] = static_cast<float>(w[i] / total);
   return p;
 }
 

@@ -22,7 +22,7 @@ std::vector<int> visits(int64_t n, int64_t grain) {
   std::vector<std::atomic<int>> count(static_cast<std::size_t>(n));
   parallel_for(n, grain, [&](int64_t first, int64_t last) {
     REQUIRE(first < last);
-    for (int64_t i = first; i < last; ++i) count[static_cast<std::size_t>(i)].fetch_add(1);
+    for (int64_t i = first; i < last; ++i) count[i].fetch_add(1);
   });
   std::vector<int> out;
   for (auto& c : count) out.push_back(c.load());
@@ -64,7 +64,7 @@ TEST_CASE("a parallel_for inside a chunk, or from a second thread, still covers 
   parallel_for(100, 1, [&](int64_t first, int64_t last) {
     for (int64_t i = first; i < last; ++i)
       parallel_for(50, 4, [&](int64_t a, int64_t b) {  // runs serially on this thread
-        for (int64_t j = a; j < b; ++j) count[static_cast<std::size_t>(i * 50 + j)].fetch_add(1);
+        for (int64_t j = a; j < b; ++j) count[i * 50 + j].fetch_add(1);
       });
   });
   for (auto& c : count) REQUIRE(c.load() == 1);

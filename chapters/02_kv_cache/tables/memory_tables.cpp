@@ -47,10 +47,10 @@ int64_t largest_step(LoadedModel& m, Loop loop, std::span<const int32_t> tokens,
     return peak_of(dev, [&] {
       if (loop == Loop::course_naive) {
         EagerAttention eager(c);
-        (void)pass(model, tokens.first(static_cast<std::size_t>(n)), 0, eager, /*all_logits=*/true);
+        (void)pass(model, tokens.first(n), 0, eager, /*all_logits=*/true);
       } else {
         NoCache none(c);  // chapter 01: the last position's logits, copied out as generate_naive does
-        (void)model.forward(tokens.first(static_cast<std::size_t>(n)), 0, none).to(Device::cpu());
+        (void)model.forward(tokens.first(n), 0, none).to(Device::cpu());
       }
     });
   }
@@ -65,7 +65,7 @@ int64_t largest_step(LoadedModel& m, Loop loop, std::span<const int32_t> tokens,
       cache = std::make_unique<KvCache>(c, capacity, dev);
     const bool all = loop == Loop::course_cached;  // the course's prefill keeps every prompt position's logits
     auto run = [&](int64_t from, int64_t count, bool all_logits) {
-      const auto span = tokens.subspan(static_cast<std::size_t>(from), static_cast<std::size_t>(count));
+      const auto span = tokens.subspan(from, count);
       if (loop == Loop::ch02)
         (void)model.forward(span, from, *cache).to(Device::cpu());  // as generate_cached does
       else
@@ -94,16 +94,16 @@ CourseRuns run_course_loops(LoadedModel& m, const std::vector<int32_t>& prompt, 
   Llama& model = m.model;
   const LlamaConfig& c = model.config();
   const Device dev = model.device();
-  const auto P = static_cast<int64_t>(prompt.size());
-  const auto G = static_cast<int64_t>(demo.steps.size());
+  const auto P = std::ssize(prompt);
+  const auto G = std::ssize(demo.steps);
   CourseRuns r;
   ProgressBar bar("the course's two loops on the demo's tokens", 2 * G);
   r.naive_peak = peak_of(dev, [&] {
     EagerAttention eager(c);
     std::vector<int32_t> seq = prompt;
     for (int64_t j = 0; j < G; ++j) {  // the whole sequence every step, logits for every position
-      r.naive_same = r.naive_same && pass(model, seq, 0, eager, true) == demo.steps[static_cast<std::size_t>(j)].token;
-      seq.push_back(demo.steps[static_cast<std::size_t>(j)].token);
+      r.naive_same = r.naive_same && pass(model, seq, 0, eager, true) == demo.steps[j].token;
+      seq.push_back(demo.steps[j].token);
       bar.advance();
     }
   });
@@ -112,8 +112,8 @@ CourseRuns run_course_loops(LoadedModel& m, const std::vector<int32_t>& prompt, 
     r.cached_same = pass(model, prompt, 0, cache, true) == demo.steps[0].token;  // prefill
     bar.advance();
     for (int64_t j = 1; j < G; ++j) {  // then one token per step against the concatenated cache
-      const int32_t fed = demo.steps[static_cast<std::size_t>(j - 1)].token;
-      r.cached_same = r.cached_same && pass(model, {&fed, 1}, P + j - 1, cache, false) == demo.steps[static_cast<std::size_t>(j)].token;
+      const int32_t fed = demo.steps[j - 1].token;
+      r.cached_same = r.cached_same && pass(model, {&fed, 1}, P + j - 1, cache, false) == demo.steps[j].token;
       bar.advance();
     }
   });
@@ -131,8 +131,8 @@ void peak_memory_table(const Context& cx, const std::vector<int32_t>& prompt, co
                m.model.device().name());
     return;
   }
-  const auto P = static_cast<int64_t>(prompt.size());
-  const auto G = static_cast<int64_t>(cached.gen.steps.size());
+  const auto P = std::ssize(prompt);
+  const auto G = std::ssize(cached.gen.steps);
   const int64_t capacity = P + cx.o.n_predict;  // what the demo's KvCache was allocated for
   const CourseRuns course = run_course_loops(m, prompt, cached.gen);
 
@@ -149,7 +149,7 @@ void peak_memory_table(const Context& cx, const std::vector<int32_t>& prompt, co
   std::vector<int32_t> demo_tokens = prompt;
   for (const StepRecord& s : cached.gen.steps) demo_tokens.push_back(s.token);
   {
-    ProgressBar bar("largest steps of longer generations", static_cast<int64_t>(loops.size() * (prompts.size() + 1)));
+    ProgressBar bar("largest steps of longer generations", std::ssize(loops) * (std::ssize(prompts) + 1));
     for (std::size_t i = 0; i < loops.size(); ++i) {
       demo_steps.push_back(largest_step(m, loops[i], demo_tokens, P, G, capacity));
       bar.advance();
@@ -213,7 +213,7 @@ void cache_bytes_table(const Context& cx) {
                       c.n_layers, c.n_heads, c.head_dim, format_count(static_cast<double>(per_token))),
           {"users × tokens", "KvCache::bytes() (bytes)", "allocator (bytes)", "formula (bytes)", "equal"});
   const std::vector<std::pair<int64_t, int64_t>> shapes{{4, 2048}, {8, 1024}, {16, 512}};
-  ProgressBar bar("building caches", static_cast<int64_t>(shapes.size()));
+  ProgressBar bar("building caches", std::ssize(shapes));
   bool all_equal = true;
   for (const auto& [users, n] : shapes) {
     if (n > c.context_length) continue;
@@ -247,7 +247,7 @@ void growth_table(const Context& cx, int64_t tokens) {
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   auto random_row = [&](int64_t width) {
-    std::vector<float> x(static_cast<std::size_t>(width));
+    std::vector<float> x(width);
     for (float& e : x) e = normal(rng);
     return Tensor::from_vector(x, {1, width}, dev);
   };

@@ -25,14 +25,14 @@ void prefill_decode_tables(const Context& cx, const std::string& plot_path) {
   KvCache cache(c, longest + 1, dev);
   const double weight_bytes = static_cast<double>(cx.m.model.weights().bytes_per_token());
 
-  ProgressBar bar("prefill and decode sweeps", 2 * static_cast<int64_t>(lengths.size()));
+  ProgressBar bar("prefill and decode sweeps", 2 * std::ssize(lengths));
   // Prefill, shortest first: the last one leaves `longest` valid positions in the cache.
   Table d(fmt::format("5. Prefill: the prompt in one pass ({})", cx.machine_line),
           {"P (prompt tokens)", "runs", "prefill = time to first token (ms)", "per token (ms)", "GFLOP/s"});
   std::vector<double> xs_p, ys_p;
   for (int64_t P : lengths) {
     const int runs = P >= 1024 ? 1 : P >= 256 ? std::min(cx.repeats, 3) : cx.repeats;
-    const std::span<const int32_t> prompt(tokens.data(), static_cast<std::size_t>(P));
+    const std::span<const int32_t> prompt(tokens.data(), P);
     const double s = time_runs(runs, [&] { (void)cx.m.model.forward(prompt, 0, cache).to(Device::cpu()); });
     const double flops = 2.0 * static_cast<double>(forward_cost(c, P, 0, 1).total());
     d.add_row({std::to_string(P), std::to_string(runs), cell::ms(s), fmt::format("{:.3f}", s * 1e3 / static_cast<double>(P)),

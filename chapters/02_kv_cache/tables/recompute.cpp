@@ -72,14 +72,14 @@ void attention_table(const Context& cx, const std::string& plot_path) {
            "scores 1×n (bytes)", "same last row"});
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  ProgressBar bar("attention, recompute vs cache", static_cast<int64_t>(ns.size()));
+  ProgressBar bar("attention, recompute vs cache", std::ssize(ns));
   for (int64_t n : ns) {
-    std::vector<float> values(static_cast<std::size_t>(3 * n * D));
+    std::vector<float> values(3 * n * D);
     for (float& x : values) x = normal(rng);
     const std::span<const float> all(values);
-    const Tensor q = Tensor::from_vector(all.subspan(0, static_cast<std::size_t>(n * D)), {n, D});
-    const Tensor k = Tensor::from_vector(all.subspan(static_cast<std::size_t>(n * D), static_cast<std::size_t>(n * D)), {n, D});
-    const Tensor v = Tensor::from_vector(all.subspan(static_cast<std::size_t>(2 * n * D)), {n, D});
+    const Tensor q = Tensor::from_vector(all.subspan(0, n * D), {n, D});
+    const Tensor k = Tensor::from_vector(all.subspan(n * D, n * D), {n, D});
+    const Tensor v = Tensor::from_vector(all.subspan(2 * n * D), {n, D});
     Tensor out_all({n, D}), out_one({1, D});
     const Tensor q_last = q.row(n - 1);
     // Recompute: all n queries against all n keys (causal), as the naive loop does at every step.
@@ -182,7 +182,7 @@ void prompt_generated_table(const Context& cx, std::size_t prompt_tokens, const 
                                                    {"recompute_macs", g.recompute}, {"cached_macs", g.cached}});
   }
   // The demo's own runs: its counters summed against the formula for its P and G.
-  const auto P = static_cast<int64_t>(prompt_tokens), G = static_cast<int64_t>(cached.gen.steps.size());
+  const auto P = static_cast<int64_t>(prompt_tokens), G = std::ssize(cached.gen.steps);
   const GenerationMacs demo = generation_macs(c, P, G);
   const bool ok = counted(naive.gen) == demo.recompute && counted(cached.gen) == demo.cached;
   t.add_note("exact: Σ over the steps of n·p + n(n+1)/2 for n new tokens after p cached (closed forms in tables/generation_cost.hpp);");

@@ -37,7 +37,7 @@ void EagerAttention::attend(int, int64_t pos0, const Tensor& q, const Tensor& k,
   largest_scores_bytes_ = std::max(largest_scores_bytes_, static_cast<int64_t>(scores.nbytes()));
   float* o = out.host<float>();
   for (int h = 0; h < n_heads_; ++h) {
-    const int64_t kv_col = static_cast<int64_t>(h / group) * D;
+    const int64_t kv_col = h / group * D;
     const Tensor qh = columns(q, h * D, D), kh = columns(k, kv_col, D);
     Tensor s = scores.rows(h * n, n);
     ops::matmul_t(qh, kh, s);  // [n, D] · [n, D]ᵀ = [n, n]
@@ -74,8 +74,8 @@ ConcatKvCache::ConcatKvCache(const LlamaConfig& c, Layout layout, Device device)
       stored_heads_(layout == Layout::kv_heads ? c.n_kv_heads : c.n_heads),
       head_dim_(c.head_dim),
       device_(device),
-      keys_(static_cast<std::size_t>(c.n_layers)),
-      values_(static_cast<std::size_t>(c.n_layers)) {}
+      keys_(c.n_layers),
+      values_(c.n_layers) {}
 
 std::size_t ConcatKvCache::bytes() const {
   std::size_t total = 0;
@@ -85,8 +85,8 @@ std::size_t ConcatKvCache::bytes() const {
 }
 
 void ConcatKvCache::attend(int layer, int64_t pos0, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) {
-  Tensor& keys = keys_[static_cast<std::size_t>(layer)];
-  Tensor& values = values_[static_cast<std::size_t>(layer)];
+  Tensor& keys = keys_[layer];
+  Tensor& values = values_[layer];
   const int64_t old = keys.defined() ? keys.dim(0) : 0, n_new = k.dim(0);
   if (pos0 != old) throw std::logic_error(fmt::format("ConcatKvCache: holds {} positions, got new ones from {}", old, pos0));
   const int64_t width = int64_t{stored_heads_} * head_dim_;
@@ -111,7 +111,7 @@ void ConcatKvCache::attend(int layer, int64_t pos0, const Tensor& q, const Tenso
   if (!keys.device().is_cpu()) (void)keys.rows(0, 1).to(Device::cpu());  // wait for the device's copies
   copy_seconds_ += clock.seconds();
   ops::attention(q, keys, values, n_heads_, stored_heads_, pos0, out);
-  if (layer == static_cast<int>(keys_.size()) - 1) length_ = old + n_new;
+  if (layer == std::ssize(keys_) - 1) length_ = old + n_new;
 }
 
 }  // namespace infer::kv

@@ -26,12 +26,12 @@ std::string three_digits(double x) { return x >= 100 ? fmt::format("{:.0f}", x) 
 // The first `count` tokens of the held-out text (all of them, with a note, if it has fewer).
 std::vector<int32_t> held_out_tokens(const LoadedModel& m, int64_t count) {
   std::vector<int32_t> tokens = m.tokenizer.encode(held_out_text(read_eval_text()), /*parse_special=*/false);
-  const auto available = static_cast<int64_t>(tokens.size());
+  const auto available = std::ssize(tokens);
   if (count > available) {
     fmt::print(stderr, "note: the held-out text has {} tokens; evaluating all of them\n", available);
     count = available;
   }
-  tokens.resize(static_cast<std::size_t>(count));
+  tokens.resize(count);
   return tokens;
 }
 
@@ -202,7 +202,7 @@ std::vector<SlidingResult> sliding_window_table(LoadedModel& m, const CommonOpti
                                                 const std::vector<int64_t>& windows, nlohmann::json& figures) {
   const LlamaConfig& c = m.model.config();
   const std::vector<int32_t> tokens = held_out_tokens(m, std::min<int64_t>(eval_tokens, c.context_length));
-  const auto T = static_cast<int64_t>(tokens.size());
+  const auto T = std::ssize(tokens);
   constexpr int64_t kChunk = 128;
   constexpr int kGlobalEvery = 6;  // Gemma 3's pattern: 5 local layers, then a global one
   const EvalOptions one_window{.window = T, .chunk = kChunk, .progress_label = fmt::format("full cache, {} tokens", T)};
@@ -226,9 +226,9 @@ std::vector<SlidingResult> sliding_window_table(LoadedModel& m, const CommonOpti
   if (!variants.empty()) variants.emplace_back(std::min_element(variants.begin(), variants.end())->first, kGlobalEvery);
   std::vector<SlidingResult> results;
   for (const auto& [W, every] : variants) {
-    std::vector<int64_t> layer_windows(static_cast<std::size_t>(c.n_layers), W);
+    std::vector<int64_t> layer_windows(c.n_layers, W);
     for (int l = 0; every > 0 && l < c.n_layers; ++l)
-      if ((l + 1) % every == 0) layer_windows[static_cast<std::size_t>(l)] = 0;  // global
+      if ((l + 1) % every == 0) layer_windows[l] = 0;  // global
     SlidingWindowCache cache(c, layer_windows, kChunk, T, m.model.device());
     EvalOptions options = one_window;
     options.progress_label = every > 0 ? fmt::format("local/global, W = {}", W) : fmt::format("sliding window {}", W);

@@ -10,16 +10,16 @@
 namespace infer {
 
 SlidingWindowCache::SlidingWindowCache(const LlamaConfig& c, int64_t window, int64_t max_new, Device device)
-    : SlidingWindowCache(c, std::vector<int64_t>(static_cast<std::size_t>(c.n_layers), window), max_new, 0, device) {}
+    : SlidingWindowCache(c, std::vector<int64_t>(c.n_layers, window), max_new, 0, device) {}
 
 SlidingWindowCache::SlidingWindowCache(const LlamaConfig& c, const std::vector<int64_t>& windows, int64_t max_new, int64_t capacity,
                                        Device device)
     : n_heads_(c.n_heads),
       n_kv_heads_(c.n_kv_heads),
       max_new_(max_new),
-      first_(static_cast<std::size_t>(c.n_layers), 0),
-      seen_(static_cast<std::size_t>(c.n_layers), 0) {
-  if (static_cast<int>(windows.size()) != c.n_layers || max_new < 1)
+      first_(c.n_layers, 0),
+      seen_(c.n_layers, 0) {
+  if (std::ssize(windows) != c.n_layers || max_new < 1)
     throw std::invalid_argument(fmt::format("SlidingWindowCache: {} windows for {} layers, max_new {}", windows.size(), c.n_layers, max_new));
   for (int64_t w : windows) {
     if (w < 0 || (w == 0 && capacity < 1))
@@ -45,22 +45,21 @@ std::size_t SlidingWindowCache::bytes() const {
 }
 
 void SlidingWindowCache::attend(int layer, int64_t pos0, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) {
-  const auto l = static_cast<std::size_t>(layer);
-  const int64_t n_new = k.dim(0), window = window_[l], slots = slots_[l];
-  if (pos0 != seen_[l])
-    throw std::logic_error(fmt::format("SlidingWindowCache: layer {} has seen {} positions, got new ones from {}", layer, seen_[l], pos0));
+  const int64_t n_new = k.dim(0), window = window_[layer], slots = slots_[layer];
+  if (pos0 != seen_[layer])
+    throw std::logic_error(fmt::format("SlidingWindowCache: layer {} has seen {} positions, got new ones from {}", layer, seen_[layer], pos0));
   if (n_new > max_new_)
     throw std::invalid_argument(fmt::format("SlidingWindowCache: {} new positions, at most {} per pass", n_new, max_new_));
-  Tensor& keys = keys_[l];
-  Tensor& values = values_[l];
-  int64_t& first = first_[l];
+  Tensor& keys = keys_[layer];
+  Tensor& values = values_[layer];
+  int64_t& first = first_[layer];
 
   // Room for the new positions: drop those no query of this pass or later can see (before
   // pos0 − W + 1) and move the rest to the front, in pieces that never overlap.
   if (pos0 + n_new - first > slots) {
     const int64_t keep_from = std::max<int64_t>(0, pos0 - window + 1);
     const int64_t shift = keep_from - first, keep = pos0 - keep_from;
-    if (global_[l])  // a global layer keeps every position: out of room is an error, not a window
+    if (global_[layer])  // a global layer keeps every position: out of room is an error, not a window
       throw std::out_of_range(fmt::format("SlidingWindowCache: global layer {} holds {} positions, no room for {} more", layer,
                                           slots, pos0 + n_new));
     for (int64_t done = 0; done < keep; done += shift) {
@@ -92,7 +91,7 @@ void SlidingWindowCache::attend(int layer, int64_t pos0, const Tensor& q, const 
     Tensor o = out.row(i);
     ops::attention(q.row(i), keys.rows(lo - first, p - lo + 1), values.rows(lo - first, p - lo + 1), n_heads_, n_kv_heads_, p - lo, o);
   }
-  seen_[l] = pos0 + n_new;
+  seen_[layer] = pos0 + n_new;
 }
 
 }  // namespace infer

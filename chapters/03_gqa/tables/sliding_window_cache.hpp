@@ -36,7 +36,7 @@ class SlidingWindowCache : public KvStore {
   void attend(int layer, int64_t pos0, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override;
 
   void clear();
-  int64_t slots(int layer) const { return slots_[static_cast<std::size_t>(layer)]; }
+  int64_t slots(int layer) const { return slots_[layer]; }
   std::size_t bytes() const;  // Σ over layers of 2 × slots × H_kv × D × 4
 
  private:

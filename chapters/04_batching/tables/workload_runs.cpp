@@ -142,12 +142,12 @@ void workload_tables(const Context& cx, const std::vector<SweepPoint>& sweep) {
   const Row* cv = co != nullptr ? co : find("continuous", "simulated");
   const auto longest = std::max_element(requests.begin(), requests.end(),
                                         [](const Request& a, const Request& b) { return a.max_new_tokens < b.max_new_tokens; });
-  const int batch_of_longest = static_cast<int>(longest - requests.begin()) / cx.s.slots;
+  const int64_t batch_of_longest = (longest - requests.begin()) / cx.s.slots;
   Table u(fmt::format("4. The static batch that holds the longest request ({} tokens), {} runs", longest->max_new_tokens, sv->source),
           {"request", "tokens", "arrival (s)", "static: TTFT (s)", "static: latency (s)", "continuous: TTFT (s)",
            "continuous: latency (s)", "static ÷ continuous latency"});
-  for (int i = batch_of_longest * cx.s.slots; i < std::min<int>(static_cast<int>(requests.size()), (batch_of_longest + 1) * cx.s.slots); ++i) {
-    const Request &a = sv->run.requests[static_cast<std::size_t>(i)], &b = cv->run.requests[static_cast<std::size_t>(i)];
+  for (int64_t i = batch_of_longest * cx.s.slots; i < std::min(std::ssize(requests), (batch_of_longest + 1) * cx.s.slots); ++i) {
+    const Request &a = sv->run.requests[i], &b = cv->run.requests[i];
     u.add_row({std::to_string(i), std::to_string(a.max_new_tokens), cell::secs(a.arrival), cell::secs(a.ttft()), cell::secs(a.latency()),
                cell::secs(b.ttft()), cell::secs(b.latency()), cell::times(a.latency() / b.latency())});
   }

@@ -471,7 +471,7 @@ void matvec_fast(const View& v, const float* x, float* y) {
   thread_local std::vector<float> reordered;  // x in even/odd order, reused from call to call
   const float* xr = x;
   if (v.format != PackedFormat::q4_1) {
-    reordered.resize(static_cast<std::size_t>(v.cols));
+    reordered.resize(v.cols);
     reorder_even_odd(x, v.cols, reordered.data());
     xr = reordered.data();
   }
@@ -515,7 +515,7 @@ void matmul_panels(const View& v, const float* x, int64_t n, float* y) {
   const int64_t panels = ceil_div(v.rows, panel);
   parallel_for(panels, 1, [&](int64_t first_panel, int64_t last_panel) {
     thread_local std::vector<float> buffer;
-    buffer.resize(static_cast<std::size_t>(panel * v.cols));
+    buffer.resize(panel * v.cols);
     for (int64_t p = first_panel; p < last_panel; ++p) {
       const int64_t r0 = p * panel, count = std::min(panel, v.rows - r0);
       for (int64_t r = 0; r < count; ++r) {

@@ -16,7 +16,7 @@ namespace infer::quant {
 
 ResidualCapture capture_residual_stream(const Llama& model, std::span<const int32_t> tokens) {
   const LlamaConfig& c = model.config();
-  const auto N = static_cast<int64_t>(tokens.size());
+  const auto N = std::ssize(tokens);
   if (N < 1 || N > c.context_length) throw std::invalid_argument("capture_residual_stream: bad token count");
   ResidualCapture out{.tokens = N, .d = c.d_model, .layers = {}};
   GroupedKvCache cache(c, N, model.device());

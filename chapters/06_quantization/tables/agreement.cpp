@@ -10,7 +10,7 @@ namespace infer::quant {
 
 int64_t GreedyReference::positions() const {
   int64_t n = 0;
-  for (const auto& c : continuations) n += static_cast<int64_t>(c.size());
+  for (const auto& c : continuations) n += std::ssize(c);
   return n;
 }
 
@@ -27,7 +27,7 @@ AgreementCount greedy_agreement_with(Llama& model, const GreedyReference& ref) {
     inputs.push_back(std::move(seq));
   }
   for (const auto& seq : inputs) {
-    caches.push_back(std::make_unique<GroupedKvCache>(model.config(), static_cast<int64_t>(seq.size()), model.device()));
+    caches.push_back(std::make_unique<GroupedKvCache>(model.config(), std::ssize(seq), model.device()));
     chunks.push_back({seq, 0, caches.back().get(), true});
   }
   AgreementCount count;
@@ -38,14 +38,14 @@ AgreementCount greedy_agreement_with(Llama& model, const GreedyReference& ref) {
   for (std::size_t s = 0; s < ref.prompts.size(); ++s) {
     const auto& cont = ref.continuations[s];
     if (cont.empty()) continue;
-    const auto P = static_cast<int64_t>(ref.prompts[s].size());
+    const auto P = std::ssize(ref.prompts[s]);
     // Row P−1+i of this sequence predicts continuation token i.
-    for (std::size_t i = 0; i < cont.size(); ++i) {
-      const int32_t choice = ops::argmax(logits.row(row + P - 1 + static_cast<int64_t>(i)));
+    for (int64_t i = 0; i < std::ssize(cont); ++i) {
+      const int32_t choice = ops::argmax(logits.row(row + P - 1 + i));
       count.positions += 1;
       count.agreeing += choice == cont[i] ? 1 : 0;
     }
-    row += static_cast<int64_t>(inputs[k++].size());
+    row += std::ssize(inputs[k++]);
   }
   return count;
 }

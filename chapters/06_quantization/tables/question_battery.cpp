@@ -98,7 +98,7 @@ std::vector<std::vector<int32_t>> greedy_batch(Llama& model, const Tokenizer& to
   std::vector<std::unique_ptr<GroupedKvCache>> caches;
   for (const auto& p : prompts) {
     if (p.empty()) throw std::invalid_argument("greedy_batch: empty prompt");
-    caches.push_back(std::make_unique<GroupedKvCache>(model.config(), static_cast<int64_t>(p.size()) + max_new, model.device()));
+    caches.push_back(std::make_unique<GroupedKvCache>(model.config(), std::ssize(p) + max_new, model.device()));
   }
   std::vector<std::size_t> active(n);
   for (std::size_t i = 0; i < n; ++i) active[i] = i;
@@ -111,14 +111,14 @@ std::vector<std::vector<int32_t>> greedy_batch(Llama& model, const Tokenizer& to
         chunks.push_back({prompts[i], 0, caches[i].get(), false});
       else
         chunks.push_back({std::span<const int32_t>(&last[i], 1),
-                          static_cast<int64_t>(prompts[i].size() + out[i].size()) - 1, caches[i].get(), false});
+                          std::ssize(prompts[i]) + std::ssize(out[i]) - 1, caches[i].get(), false});
     }
     const Tensor logits = model.forward_batch(chunks).to(Device::cpu());
     std::vector<std::size_t> still;
-    for (std::size_t r = 0; r < active.size(); ++r) {
+    for (int64_t r = 0; r < std::ssize(active); ++r) {
       const std::size_t i = active[r];
-      const int32_t next = penalty.repeat_penalty == 1.0f ? ops::argmax(logits.row(static_cast<int64_t>(r)))
-                                                          : penalized_argmax(logits.row(static_cast<int64_t>(r)), prompts[i],
+      const int32_t next = penalty.repeat_penalty == 1.0f ? ops::argmax(logits.row(r))
+                                                          : penalized_argmax(logits.row(r), prompts[i],
                                                                              out[i], penalty);
       out[i].push_back(next);
       last[i] = next;

@@ -55,7 +55,7 @@ struct BatteryResult {
   std::vector<std::string> replies;
   std::vector<bool> correct;
   int64_t score() const;
-  int64_t size() const { return static_cast<int64_t>(correct.size()); }
+  int64_t size() const { return std::ssize(correct); }
 };
 BatteryResult run_battery(Llama& model, const Tokenizer& tokenizer, const std::vector<Question>& questions,
                           int max_new_tokens = 24, GreedyPenalty penalty = {});

@@ -14,7 +14,7 @@ namespace {
 class RecordingLinear : public Linear {
  public:
   RecordingLinear(Tensor weight, std::vector<float>* maxima) : dense_(std::move(weight)), maxima_(maxima) {
-    maxima_->assign(static_cast<std::size_t>(dense_.in_features()), 0.0f);
+    maxima_->assign(dense_.in_features(), 0.0f);
   }
   void forward(const Tensor& x, Tensor& y) const override {
     const int64_t n = x.dim(0), d = x.dim(1);
@@ -45,7 +45,7 @@ const std::vector<std::vector<std::size_t>> kSharedInputs = {{0, 1, 2}, {3}, {4,
 InputMaxima calibrate_input_maxima(Llama& model, const ReferenceWeights& reference, std::span<const int32_t> tokens) {
   if (tokens.empty()) throw std::invalid_argument("calibrate_input_maxima: no tokens");
   InputMaxima result;
-  result.tokens = static_cast<int64_t>(tokens.size());
+  result.tokens = std::ssize(tokens);
   result.channels.resize(reference.projections.size());
   std::size_t i = 0;
   for (LayerWeights& L : model.weights().layers)
@@ -70,7 +70,7 @@ std::vector<std::vector<float>> smoothing_factors(const InputMaxima& maxima, con
       for (std::size_t k : group) {
         const Tensor& w = reference.projections[layer + k];
         const int64_t rows = w.dim(0), cols = w.dim(1);
-        if (static_cast<std::size_t>(cols) != act.size()) throw std::invalid_argument("smoothing_factors: shapes differ");
+        if (cols != std::ssize(act)) throw std::invalid_argument("smoothing_factors: shapes differ");
         const float* p = w.host<float>();
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t j = 0; j < cols; ++j)

@@ -13,10 +13,10 @@
 namespace infer::quant {
 
 void fake_quantize_rows_int8(std::span<float> x, int64_t rows, int64_t cols) {
-  if (static_cast<int64_t>(x.size()) != rows * cols) throw std::invalid_argument("fake_quantize_rows_int8: wrong size");
+  if (std::ssize(x) != rows * cols) throw std::invalid_argument("fake_quantize_rows_int8: wrong size");
   parallel_for(rows, 1, [&](int64_t first, int64_t last) {
     for (int64_t t = first; t < last; ++t) {
-      const std::span<float> row = x.subspan(static_cast<std::size_t>(t * cols), static_cast<std::size_t>(cols));
+      const std::span<float> row = x.subspan(t * cols, cols);
       float amax = 0;
       for (float v : row) amax = std::max(amax, std::fabs(v));
       if (amax == 0) continue;
@@ -28,7 +28,7 @@ void fake_quantize_rows_int8(std::span<float> x, int64_t rows, int64_t cols) {
 
 W8A8Linear::W8A8Linear(Tensor w_hat, std::vector<float> inverse_smoothing)
     : dense_(std::move(w_hat)), inverse_smoothing_(std::move(inverse_smoothing)) {
-  if (!inverse_smoothing_.empty() && static_cast<int64_t>(inverse_smoothing_.size()) != dense_.in_features())
+  if (!inverse_smoothing_.empty() && std::ssize(inverse_smoothing_) != dense_.in_features())
     throw std::invalid_argument("W8A8Linear: one smoothing factor per input channel");
 }
 
@@ -78,7 +78,7 @@ QuantizedModel quantize_model_w8a8(Llama& model, const ReferenceWeights& referen
         *slot = std::make_unique<W8A8Linear>(dense->weight(), std::vector<float>{});
       } else {
         const std::vector<float>& s = smoothing[i];
-        if (static_cast<int64_t>(s.size()) != cols) throw std::invalid_argument("quantize_model_w8a8: smoothing size");
+        if (std::ssize(s) != cols) throw std::invalid_argument("quantize_model_w8a8: smoothing size");
         std::vector<float> scaled(w.host<float>(), w.host<float>() + rows * cols);
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t j = 0; j < cols; ++j) scaled[r * cols + j] *= s[j];

@@ -21,14 +21,14 @@ double TargetCosts::verify_at(double gamma) const {
 
 TargetCosts measure_target_costs(Llama& target, std::span<const int32_t> context, int max_gamma, int repeats) {
   TargetCosts costs;
-  costs.context = static_cast<int64_t>(context.size());
+  costs.context = std::ssize(context);
   GroupedKvCache cache(target.config(), costs.context + max_gamma + 1, target.device());
   target.forward(context, 0, cache);  // fill the cache once; every timed pass starts at the same length
-  const std::vector<int32_t> next(static_cast<std::size_t>(max_gamma + 1), context.back());
+  const std::vector<int32_t> next(max_gamma + 1, context.back());
   auto pass = [&](int gamma, bool all_logits) {
     return median_seconds(repeats, [&] {
       cache.truncate(costs.context);
-      target.forward(std::span(next).first(static_cast<std::size_t>(gamma + 1)), costs.context, cache, all_logits)
+      target.forward(std::span(next).first(gamma + 1), costs.context, cache, all_logits)
           .to(Device::cpu());
     });
   };
@@ -48,11 +48,11 @@ std::vector<Timed> time_configs(LoadedModel& m, std::span<const Config> configs,
   const LlamaConfig& c = m.model.config();
   std::vector<std::vector<double>> seconds(configs.size());
   std::vector<Timed> out(configs.size());
-  ProgressBar progress(label, static_cast<int64_t>(configs.size()) * repeats);
+  ProgressBar progress(label, std::ssize(configs) * repeats);
   for (int r = 0; r < repeats; ++r) {
     for (std::size_t i = 0; i < configs.size(); ++i) {
       const Config& cfg = configs[i];
-      GroupedKvCache cache(c, static_cast<int64_t>(prompt.size()) + n_predict + cfg.gamma + 1, m.model.device());
+      GroupedKvCache cache(c, std::ssize(prompt) + n_predict + cfg.gamma + 1, m.model.device());
       Sampler sampler(sampling);
       Stopwatch clock;
       std::vector<int32_t> tokens;

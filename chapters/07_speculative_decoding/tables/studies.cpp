@@ -44,13 +44,13 @@ SpeculationStudy::SpeculationStudy(LoadedModel& m, const CommonOptions& o, Study
 
 void SpeculationStudy::run() {
   const int max_gamma = std::max(s_.gamma, *std::max_element(s_.gammas.begin(), s_.gammas.end()));
-  std::size_t longest = prompt_.size();
-  for (const TextKind& t : text_kinds(m_)) longest = std::max(longest, t.prompt.size());
-  const auto capacity = static_cast<int64_t>(longest) + o_.n_predict + max_gamma + 1;
+  int64_t longest = std::ssize(prompt_);
+  for (const TextKind& t : text_kinds(m_)) longest = std::max(longest, std::ssize(t.prompt));
+  const int64_t capacity = longest + o_.n_predict + max_gamma + 1;
 
   // Costs at the middle of a generation: the prompt's text repeated to prompt + n/2 tokens.
   const std::vector<int32_t> context =
-      repeated_tokens(m_.tokenizer, o_.prompt, static_cast<int64_t>(prompt_.size()) + o_.n_predict / 2);
+      repeated_tokens(m_.tokenizer, o_.prompt, std::ssize(prompt_) + o_.n_predict / 2);
   costs_ = measure_target_costs(m_.model, context, max_gamma, std::max(7, s_.repeats));
   for (const std::string& name : s_.drafts) {
     fmt::print(stderr, "preparing draft {} ...\n", name);
@@ -109,7 +109,7 @@ void SpeculationStudy::per_draft_table() {
     const double predicted = predicted_for(r.stats, d.c, costs_);
     std::vector<std::string> row = {d.drafter->name(), fmt::format("{:.1f}", d.bytes_per_guess / 1e6),
                                     fmt::format("{:.3f}", d.c), fmt::format("{:.3f}", r.stats.alpha())};
-    for (int p = 0; p < s_.gamma; ++p) row.push_back(fmt::format("{:.2f}", r.stats.alpha_at(static_cast<std::size_t>(p))));
+    for (int p = 0; p < s_.gamma; ++p) row.push_back(fmt::format("{:.2f}", r.stats.alpha_at(p)));
     for (const std::string& cell :
          {fmt::format("{:.2f}", r.stats.tokens_per_round()), fmt::format("{:.1f}", r.tokens_per_second()),
           cell::times(d.speedup), cell::times(predicted), fmt::format("{:.2f}", d.speedup / predicted), same_tokens(r, plain, greedy),

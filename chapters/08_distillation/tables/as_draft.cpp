@@ -12,7 +12,7 @@ namespace infer::distill {
 void print_draft_table(LoadedModel& m, const CommonOptions& o, std::vector<StudentDraft> students, int gamma, int repeats,
                        nlohmann::json& figures) {
   const std::vector<int32_t> prompt = encode_prompt(m, o);
-  const auto capacity = static_cast<int64_t>(prompt.size()) + o.n_predict + gamma + 1;
+  const auto capacity = std::ssize(prompt) + o.n_predict + gamma + 1;
   SamplingParams draft_sampling = o.sampling;
   draft_sampling.seed = o.sampling.seed + 1;  // the draft's own stream of draws, as in chapter 07
 
@@ -23,7 +23,7 @@ void print_draft_table(LoadedModel& m, const CommonOptions& o, std::vector<Stude
 
   // c: a guess's cost ÷ a target decode step, both at the middle of a generation.
   const std::vector<int32_t> context =
-      repeated_tokens(m.tokenizer, o.prompt, static_cast<int64_t>(prompt.size()) + o.n_predict / 2);
+      repeated_tokens(m.tokenizer, o.prompt, std::ssize(prompt) + o.n_predict / 2);
   const spec::TargetCosts costs = spec::measure_target_costs(m.model, context, gamma, 7);
   std::vector<spec::Config> configs = {{nullptr, 0, 0}};
   for (auto& d : drafters)

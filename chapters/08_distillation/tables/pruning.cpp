@@ -24,17 +24,17 @@ std::string kept_list(const std::vector<int>& keep) {
 std::vector<double> print_layer_importance(LoadedModel& m, std::span<const int32_t> calibration, int S,
                                            std::span<const int> depths, const CommonOptions& o, nlohmann::json& figures) {
   const int L = m.model.config().n_layers;
-  std::vector<int> all(static_cast<std::size_t>(L));
+  std::vector<int> all(L);
   std::iota(all.begin(), all.end(), 0);
   std::vector<double> scores;
   {
     train::Student<float> whole = train::Student<float>::from_teacher(m.model, all);  // the teacher, in training form
     scores = train::block_influence(whole, calibration, S);
   }
-  std::vector<int> rank(static_cast<std::size_t>(L));
+  std::vector<int> rank(L);
   std::vector<int> order = all;
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return scores[static_cast<std::size_t>(a)] > scores[static_cast<std::size_t>(b)]; });
-  for (int r = 0; r < L; ++r) rank[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])] = r + 1;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return scores[a] > scores[b]; });
+  for (int r = 0; r < L; ++r) rank[order[r]] = r + 1;
 
   std::vector<std::string> headers = {"layer", "block influence", "rank"};
   std::vector<std::vector<int>> keeps;
@@ -46,12 +46,12 @@ std::vector<double> print_layer_importance(LoadedModel& m, std::span<const int32
                       "tokens (the end of Judges)", calibration.size()),
           headers);
   for (int l = 0; l < L; ++l) {
-    std::vector<std::string> row = {std::to_string(l), fmt::format("{:.4f}", scores[static_cast<std::size_t>(l)]),
-                                    std::to_string(rank[static_cast<std::size_t>(l)])};
+    std::vector<std::string> row = {std::to_string(l), fmt::format("{:.4f}", scores[l]),
+                                    std::to_string(rank[l])};
     for (const std::vector<int>& keep : keeps)
       row.emplace_back(std::binary_search(keep.begin(), keep.end(), l) ? "✓" : "");
     t.add_row(row);
-    figures["layer_importance"].push_back({{"layer", l}, {"block_influence", scores[static_cast<std::size_t>(l)]}});
+    figures["layer_importance"].push_back({{"layer", l}, {"block_influence", scores[l]}});
   }
   t.add_note("A block whose output points where its input did (score near 0) changes little of what later blocks "
              "read, so it goes first (ShortGPT); each depth keeps its highest-scoring layers in their order.");

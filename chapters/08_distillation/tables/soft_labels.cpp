@@ -19,7 +19,7 @@ const std::vector<double> kTemperatures = {1, 2, 4};
 // The next-token logits [V] after `text`.
 std::vector<float> next_logits(LoadedModel& m, const std::string& text) {
   const std::vector<int32_t> ids = m.tokenizer.encode(text);
-  GroupedKvCache cache(m.model.config(), static_cast<int64_t>(ids.size()), m.model.device());
+  GroupedKvCache cache(m.model.config(), std::ssize(ids), m.model.device());
   return m.model.forward(ids, 0, cache).to(Device::cpu()).to_vector();
 }
 

@@ -15,8 +15,8 @@ TextSplit split_text(const Tokenizer& tokenizer, int64_t budget, int S, int cali
   const std::string text = read_eval_text();
   const std::vector<int32_t> all = tokenizer.encode(training_text(text), /*parse_special=*/false);
   TextSplit split;
-  split.training_text_tokens = static_cast<int64_t>(all.size());
-  const int64_t windows = static_cast<int64_t>(all.size()) / S - calibration_windows;  // those free for training
+  split.training_text_tokens = std::ssize(all);
+  const int64_t windows = std::ssize(all) / S - calibration_windows;  // those free for training
   const int64_t wanted = (budget + S - 1) / S;
   if (wanted > windows)
     throw UsageError(fmt::format("--tokens {} needs {} windows of {}; the training text (Genesis–Judges, {} tokens) "
@@ -27,7 +27,7 @@ TextSplit split_text(const Tokenizer& tokenizer, int64_t budget, int S, int cali
   }
   split.calibration.assign(all.begin() + windows * S, all.begin() + (windows + calibration_windows) * S);
   split.held_out = tokenizer.encode(held_out_text(text), /*parse_special=*/false);
-  if (static_cast<int64_t>(split.held_out.size()) > eval_tokens) split.held_out.resize(static_cast<std::size_t>(eval_tokens));
+  if (std::ssize(split.held_out) > eval_tokens) split.held_out.resize(eval_tokens);
   return split;
 }
 

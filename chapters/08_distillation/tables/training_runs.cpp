@@ -54,23 +54,23 @@ double lse(const float* x, int n, double T) {
 // teacher_logits [n, V] of the sample, student's the same shape.
 KlGap kl_gap(const std::vector<float>& teacher_logits, const float* student_logits, int n, int V, int k, double T) {
   KlGap g;
-  std::vector<int32_t> ids(static_cast<std::size_t>(V));
-  for (int r = 0; r < n; ++r) {
-    const float* z = teacher_logits.data() + static_cast<int64_t>(r) * V;
-    const float* s = student_logits + static_cast<int64_t>(r) * V;
+  std::vector<int32_t> ids(V);
+  for (int64_t r = 0; r < n; ++r) {
+    const float* z = teacher_logits.data() + r * V;
+    const float* s = student_logits + r * V;
     const double lz = lse(z, V, T), ls = lse(s, V, T);
     for (int v = 0; v < V; ++v) {  // the full distribution
       const double log_p = z[v] / T - lz;
       g.full += std::exp(log_p) * (log_p - (s[v] / T - ls));
     }
-    for (int v = 0; v < V; ++v) ids[static_cast<std::size_t>(v)] = v;  // the top k, renormalised
+    for (int v = 0; v < V; ++v) ids[v] = v;  // the top k, renormalised
     std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [z](int32_t a, int32_t b) { return z[a] > z[b]; });
-    std::vector<float> top(static_cast<std::size_t>(k));
-    for (int i = 0; i < k; ++i) top[static_cast<std::size_t>(i)] = z[ids[static_cast<std::size_t>(i)]];
+    std::vector<float> top(k);
+    for (int i = 0; i < k; ++i) top[i] = z[ids[i]];
     const double lk = lse(top.data(), k, T);
     for (int i = 0; i < k; ++i) {
-      const double log_p = top[static_cast<std::size_t>(i)] / T - lk;
-      g.top_k += std::exp(log_p) * (log_p - (s[ids[static_cast<std::size_t>(i)]] / T - ls));
+      const double log_p = top[i] / T - lk;
+      g.top_k += std::exp(log_p) * (log_p - (s[ids[i]] / T - ls));
     }
   }
   g.positions = n;
@@ -101,14 +101,14 @@ TrainedRun train_one(LoadedModel& m, const PrunedStudent& p, const train::Teache
   const int every = std::max(1, steps / 8);
   Stopwatch clock;
   for (int step = 0; step < steps; ++step) {
-    const std::size_t first = static_cast<std::size_t>(step) * static_cast<std::size_t>(B);
-    const std::span<const int64_t> windows(order.data() + first, std::min(order.size() - first, static_cast<std::size_t>(B)));
+    const int64_t first = int64_t{step} * B;  // this step's windows: order[first, first + B), fewer at the end
+    const std::span<const int64_t> windows(order.data() + first, std::min<int64_t>(std::ssize(order) - first, B));
     const train::Batch batch = train::make_batch(labels, windows);
     const train::StepResult r = train::train_step(s, optimizer, batch, options, step);
     run.tokens_seen.push_back(static_cast<double>(run.tokens));  // the loss is measured before the step's update
     run.loss.push_back(r.loss);
-    run.tokens += static_cast<int64_t>(batch.tokens.size());
-    bar.advance(static_cast<int64_t>(batch.tokens.size()));
+    run.tokens += std::ssize(batch.tokens);
+    bar.advance(std::ssize(batch.tokens));
     if ((step + 1) % every == 0 || step + 1 == steps)
       live_line(fmt::format("  step {:>4}/{}  loss {:.4f}  |grad| {:.3f}  lr {:.2e}  {:.0f} tokens/s", step + 1, steps,
                             r.loss, r.grad_norm, r.lr, static_cast<double>(run.tokens) / clock.seconds()));
@@ -126,7 +126,7 @@ std::vector<TrainedRun> train_students(LoadedModel& m, std::span<const PrunedStu
                                        const TrainSettings& t, const HeldOut& h) {
   // The KL sample: the first window of the held-out text, the teacher's full logits once.
   const int n = std::min(h.window, static_cast<int>(h.tokens.size()));
-  const std::span<const int32_t> sample(h.tokens.data(), static_cast<std::size_t>(n));
+  const std::span<const int32_t> sample(h.tokens.data(), n);
   GroupedKvCache cache(m.model.config(), n, m.model.device());
   const std::vector<float> teacher_logits = m.model.forward(sample, 0, cache, /*all_logits=*/true).to(Device::cpu()).to_vector();
   const int V = m.model.config().vocab_size;

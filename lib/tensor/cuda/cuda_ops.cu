@@ -128,7 +128,7 @@ void embedding(const Tensor& table, std::span<const int32_t> ids, Tensor& out) {
   detail::activate(out.device());
   if (ids.empty() || table.dim(1) == 0) return;
   const detail::IntList list = detail::make_int_list(out.device(), ids, g_ids_buffer);
-  embedding_kernel<<<detail::to_int(static_cast<int64_t>(ids.size()), "tokens"), kRowThreads>>>(
+  embedding_kernel<<<detail::to_int(std::ssize(ids), "tokens"), kRowThreads>>>(
       f32_ptr(table, "embedding", "table"), list, f32_ptr(out, "embedding", "out"), table.dim(1));
   detail::check_launch("embedding_kernel");
 }
