@@ -17,8 +17,9 @@ class Run:
     quick: list | None        # arguments of the quick run (None: a README run only, --full alone runs it)
     full: list | None = None  # arguments of the README's run (None: the same as quick)
     threads: bool = True      # False for a run that refuses -t (it measures nothing)
-    binary: str | None = None  # another binary than the chapter's, relative to the build folder
-                               # (a benchmark of tests/bench whose figures the README quotes)
+    binary: str | None = None  # another program than the chapter's binary: a path in the build folder
+                               # (a benchmark of tests/bench whose figures the README quotes) or a
+                               # script of the repository (tests/bench/compare_llama_cpp.py)
 
 
 @dataclass
@@ -139,7 +140,10 @@ CHAPTERS = [
                   []),
               Run("quant", ["--quant", "nf4", "-n", "24"]),
               Run("speed", ["--speed", "--rounds", "1"], ["--speed", "--rounds", "3"]),
-              Run("memory", ["--memory"], threads=False)],
+              Run("memory", ["--memory"], threads=False),
+              # Ours ÷ llama.cpp built natively, same files and threads (needs llama-cpp-python; the
+              # script's docstring says how to install it): the README's comparison, --full only.
+              Run("llama", None, [], binary="tests/bench/compare_llama_cpp.py")],
         plots=[Plot("quality", "Quality", "bits/weight", ["perplexity"], "Perplexity against bits per weight",
                     "bits per weight", "perplexity (held-out text)", logx=True, logy=True, labels="scheme"),
                Plot("quality", "Quality", "bits/weight", ["top-1 same"], "Agreement with fp32 against bits per weight",
@@ -180,7 +184,8 @@ CHAPTERS = [
               Run("student", ["-m", "{out}/ch08_student.gguf", "--no-eval", "-n", "16",
                               "-p", "And Naomi said to her daughters-in-law,"],
                   ["-m", "{out}/ch08_student-L20.gguf", "--no-eval", "-n", "16",
-                   "-p", "And Naomi said to her daughters-in-law,"], binary="chapters/03_gqa/ch03_gqa")],
+                   "-p", "And Naomi said to her daughters-in-law,"], binary="chapters/03_gqa/ch03_gqa"),
+              Run("bench", None, [], binary="tests/bench/bench_distillation")],
         course=[CourseFigure("top-1 ÷ top-3 probability at T = 1 (\"In the beginning God created the\")", "2.24",
                              "tables", "Soft labels", "In the beginning", "p1/p3 at T=1",
                              "the course's phrase and model differ; the rule p_T ratio = ratio^(1/T) is exact"),

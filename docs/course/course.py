@@ -75,7 +75,7 @@ class Runner:
 
     def binary(self, name, path=None):
         """A chapter's binary by name, or `path` under the build folder (a benchmark)."""
-        for found in ([self.build / path] if path else self.build.glob(f"chapters/*/{name}")):
+        for found in ([self.build / path, ROOT / path] if path else self.build.glob(f"chapters/*/{name}")):
             if found.exists():
                 return found
         fail(f"{path or name} not found under {self.build}; build first (cmake --build --preset default"

@@ -42,6 +42,7 @@ it is missing.
   python3 tests/bench/compare_llama_cpp.py --skip-if-missing      # what `--target bench` runs
 """
 import argparse
+import csv
 import json
 import os
 import platform
@@ -147,6 +148,12 @@ def run_ours(args, f32, extra):
             return json.load(f)
 
 
+def progress(line):
+    """A progress line on a terminal; none in a log (the course report keeps the output as a record)."""
+    if sys.stderr.isatty():
+        print(line, file=sys.stderr)
+
+
 def median_of_round_medians(times, per_round):
     rounds = [times[i:i + per_round] for i in range(0, len(times), per_round)]
     return statistics.median(statistics.median(r) for r in rounds)
@@ -166,6 +173,7 @@ def main():
     ap.add_argument("--skip-if-missing", action="store_true",
                     help="exit 0 with one line when llama-cpp-python or the model files are missing (the bench target)")
     ap.add_argument("--json", metavar="PATH", help="write the figures as JSON")
+    ap.add_argument("--csv", metavar="PATH", help="append the table as CSV (plain numbers, units in the headers)")
     args = ap.parse_args()
     for name in ("threads", "rounds", "decode_steps", "context", "prefill"):
         if getattr(args, name) < 1:
@@ -205,7 +213,7 @@ def main():
                                  decode_steps=args.decode_steps, warmup=3)
     theirs = {}
     for name in FORMATS:
-        print(f"loading {os.path.basename(files[name])} into llama.cpp ...", file=sys.stderr)
+        progress(f"loading {os.path.basename(files[name])} into llama.cpp ...")
         theirs[name] = lcd.Timing(llama_cpp, files[name], opts)
 
     ours_cmd = ["--formats", "q8_0,q4_1", "--rounds", "1", "--steps", str(args.decode_steps),
@@ -213,11 +221,11 @@ def main():
     ours_rounds = []  # per round: {flag: bench_quant's row}
     bandwidths = []
     for r in range(args.rounds):
-        print(f"round {r + 1} of {args.rounds}: ours ...", file=sys.stderr)
+        progress(f"round {r + 1} of {args.rounds}: ours ...")
         figures = run_ours(args, f32, ours_cmd)
         ours_rounds.append({row["flag"]: row for row in figures["speed"]})
         bandwidths.append(figures["machine"]["read_bandwidth_bytes_per_s"])
-        print(f"round {r + 1} of {args.rounds}: llama.cpp ...", file=sys.stderr)
+        progress(f"round {r + 1} of {args.rounds}: llama.cpp ...")
         for name in FORMATS:
             theirs[name].round()
 
@@ -273,6 +281,18 @@ def main():
           f"(flash attention: {flash}); tokens: ours a repeated English text, llama.cpp random ids "
           f"(the cost does not depend on which tokens).")
 
+    if args.csv:
+        with open(args.csv, "a", newline="") as f:
+            f.write(f"# Ours ÷ llama.cpp on the same GGUF files, {args.threads} threads, {args.rounds} rounds\n")
+            w = csv.writer(f)
+            w.writerow(["format", "workload", "ours (tokens/s)", "llama.cpp (tokens/s)", "ours ÷ llama.cpp",
+                        "target (ours ÷ llama.cpp)", "verdict"])
+            for row in rows:
+                w.writerow([row["format"], row["workload"], f"{row['ours_tokens_per_s']:.1f}",
+                            f"{row['llama_cpp_tokens_per_s']:.1f}", f"{row['ratio']:.3f}", row["target"],
+                            "met" if row["met"] else "NOT met"])
+            f.write("\n")
+
     if args.json:
         report = {"threads": args.threads, "rounds": args.rounds, "decode_steps": args.decode_steps,
                   "context": args.context, "prefill_tokens": args.prefill, "machine": machine_line(args.threads),
@@ -281,7 +301,7 @@ def main():
                   "files": files, "packing": packing, "results": rows}
         with open(args.json, "w") as f:
             json.dump(report, f, indent=2)
-        print(f"figures written to {args.json}", file=sys.stderr)
+        progress(f"figures written to {args.json}")
 
 
 if __name__ == "__main__":
