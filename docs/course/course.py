@@ -3,7 +3,9 @@
 exact stages token by token, and write a static report (index.html plus a page per chapter).
 
     docs/course/course.py                   quick runs (about 15 minutes on 2 cores), then the report
-    docs/course/course.py --full            the READMEs' longer runs
+    docs/course/course.py --full            the READMEs' longer runs (and the benchmarks they quote)
+    docs/course/course.py --full --chapters 06 --runs llama --update-readmes
+                                            one run again, and the README blocks made from it
     docs/course/course.py --report-only     rebuild the pages from the records of the last run
     docs/course/course.py --update-readmes  also rewrite the chapter READMEs' output blocks from the records
     docs/course/course.py --check-readmes   only check that no README output block was edited by hand
