@@ -73,7 +73,9 @@ CHAPTERS = [
         "Generating one token re-runs the whole sequence through the model, so a step costs more "
         "the longer the text gets and a whole answer costs quadratically many operations.",
         runs=[Run("demo", ["-n", "32"]),
-              Run("sweep", ["--sweep", "--repeats", "1"], ["--sweep", "--repeats", "3"])],
+              Run("sweep", ["--sweep", "--repeats", "1"], ["--sweep", "--repeats", "3"]),
+              # The top-level README's yardstick: one forward pass against the read bandwidth.
+              Run("bench", None, [], binary="tests/bench/bench_forward")],
         plots=[Plot("sweep", "One naive step", "T", ["time ("], "Cost of one naive step against sequence length",
                     "tokens in the sequence", "seconds per step", logx=True, logy=True)],
     ),

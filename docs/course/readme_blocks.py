@@ -1,4 +1,4 @@
-"""Chapter README output blocks that cannot drift: written from the course's run records, never by hand.
+"""README output blocks that cannot drift (the chapters' and the top-level one): written from the course's run records, never by hand.
 
 A README marks a block with two HTML comments (invisible on GitHub):
 
@@ -54,7 +54,9 @@ def shown_output(log_text, options):
 
 
 def readmes(root):
-    return sorted((root / "chapters").glob("*/README.md"))
+    """The chapter READMEs, and the top-level one (its performance section quotes a benchmark)."""
+    top = [root / "README.md"] if (root / "README.md").exists() else []
+    return top + sorted((root / "chapters").glob("*/README.md"))
 
 
 def update(root, records, origin, full_runs):
