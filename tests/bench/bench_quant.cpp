@@ -12,7 +12,6 @@
 // the same files, with the flags below: --formats (which packed models besides fp32), --context,
 // --prefill, --json (the figures), and once --check-packing (are our Q8_0 / Q4_1 bytes llama.cpp's?).
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -99,16 +98,13 @@ int main(int argc, char** argv) {
       if (!f) throw UsageError(fmt::format("--formats: unknown scheme '{}' (int8, int4-g128, nf4, q8_0, q4_1)", flag));
       formats.push_back(*f);
     }
-    nlohmann::json figures;
-    auto write_json = [&] {
-      if (o.json_path.empty()) return;
-      std::ofstream(o.json_path) << figures.dump(2) << '\n';
-    };
+    RunRecord record = new_record("bench_quant", o, "tables");  // --json: the figures below
+    nlohmann::json& figures = record.figures;
     if (!packing_files.empty()) {
       check_common_options(o);
       const gguf::GgufFile source = gguf::GgufFile::open(o.model_path);
       for (const std::string& path : packing_files) figures["packing"].push_back(check_packing(source, path));
-      write_json();
+      save_record(record, o, nullptr);
       return;
     }
     LoadedModel m = load_model(o);
@@ -122,7 +118,7 @@ int main(int argc, char** argv) {
                                   {"decode_seconds", r.decode_seconds}, {"prefill_seconds", r.prefill_seconds},
                                   {"context", s.context}, {"prefill_tokens", s.prefill_tokens},
                                   {"rounds", s.rounds}, {"decode_steps", s.decode_steps}});
-    write_json();
+    save_record(record, o, nullptr);
     const Table speed = speed_table(rows, s, bw);
     speed.print();
     speed.append_csv(o.csv_path);

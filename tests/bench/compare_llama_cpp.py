@@ -145,7 +145,7 @@ def run_ours(args, f32, extra):
         if done.returncode != 0:
             sys.exit(f"compare_llama_cpp: {' '.join(cmd)} failed ({done.returncode}): {done.stderr.strip()[-500:]}")
         with open(out) as f:
-            return json.load(f)
+            return json.load(f)["figures"]  # bench_quant's run record (lib/app/run_record.hpp)
 
 
 def progress(line):
