@@ -6,6 +6,7 @@
 //   ch06_quantization --no-quality         only the weight and activation tables (no text needed)
 //   ch06_quantization --csv out.csv --json out.json
 //   ch06_quantization --quant nf4 -p "..." -n 64   part 2: generate through the packed kernels
+//   ch06_quantization --quant q4_1 --int8-activations   … with x rounded to int8 too (decode)
 //   ch06_quantization --speed -t 2                 part 2: the speed table of the kernels
 //   ch06_quantization --memory                     part 2: what fits on 8/16/24 GB cards and in this RAM
 //
@@ -16,8 +17,8 @@
 //      scale                                                            (activation_outliers.cpp)
 //   3  quality per scheme, the battery with a repetition penalty, who answered what
 //                                                                       (quality_tables.cpp)
-//   --speed: decode and prefill through the kernels (kernel_speed.cpp); --memory: what fits
-//   (memory_budget.cpp).
+//   --speed: decode and prefill through the kernels (kernel_speed.cpp), then what 8-bit
+//   activations cost in quality (int8_quality.cpp); --memory: what fits (memory_budget.cpp).
 #include <cstdio>
 #include <functional>
 #include <initializer_list>
@@ -34,6 +35,8 @@
 #include "app/text_streamer.hpp"
 #include "02_kv_cache/cached_generate.hpp"
 #include "03_gqa/grouped_kv_cache.hpp"
+#include "int8_activations.hpp"
+#include "int8_quality.hpp"
 #include "kernel_speed.hpp"
 #include "measure/timing.hpp"
 #include "memory_budget.hpp"
@@ -49,11 +52,13 @@ namespace {
 
 // --quant: every matrix packed, the text generated with chapter 02's loop and chapter 03's
 // cache, streamed as it comes.
-void generate_quantized(LoadedModel& m, const CommonOptions& o, PackedFormat format, RunRecord& record) {
+void generate_quantized(LoadedModel& m, const CommonOptions& o, PackedFormat format, Activations activations,
+                        RunRecord& record) {
   record.prompt_ids = encode_prompt(m, o);  // first: a prompt that does not fit is refused before the packing
-  const QuantizedModel info = quantize_for_kernels(m.model, format);
-  fmt::print(stderr, "packed every matrix as {} ({:.3f} bits/weight): the weights now take {}, in {:.1f} s\n", info.scheme,
-             info.bits_per_weight(), format_bytes(m.model.weights().bytes_held()), info.seconds);
+  const QuantizedModel info = quantize_for_kernels(m.model, format, activations);
+  fmt::print(stderr, "packed every matrix as {} ({:.3f} bits/weight): the weights now take {}, in {:.1f} s; {} activations\n",
+             info.scheme, info.bits_per_weight(), format_bytes(m.model.weights().bytes_held()), info.seconds,
+             activations_name(activations));
   GroupedKvCache cache(m.model.config(), std::ssize(record.prompt_ids) + o.n_predict, m.model.device());
   Sampler sampler(o.sampling);
   sampler.accept(record.prompt_ids);  // --repeat-penalty counts the prompt too, as llama.cpp does
@@ -68,9 +73,10 @@ void generate_quantized(LoadedModel& m, const CommonOptions& o, PackedFormat for
   for (std::size_t i = 1; i < gen.steps.size(); ++i) decode.push_back(gen.steps[i].seconds);
   const double ttft = gen.steps.empty() ? 0 : gen.steps[0].seconds;
   const double tps = decode.empty() ? 0 : 1.0 / median(decode);
-  fmt::print("{} tokens through the {} kernels ({} threads): time to first token {:.1f} ms, decode {:.1f} tokens/s "
-             "(median step)\n", gen.steps.size(), info.scheme, num_threads(), 1e3 * ttft, tps);
-  record.figures["quant"] = {{"scheme", info.scheme}, {"flag", format_flag(format)}, {"bits_per_weight", info.bits_per_weight()},
+  fmt::print("{} tokens through the {} kernels, {} activations ({} threads): time to first token {:.1f} ms, decode {:.1f} tokens/s "
+             "(median step)\n", gen.steps.size(), info.scheme, activations_name(activations), num_threads(), 1e3 * ttft, tps);
+  record.figures["quant"] = {{"scheme", info.scheme}, {"flag", format_flag(format)},
+                             {"activations", activations_name(activations)}, {"bits_per_weight", info.bits_per_weight()},
                              {"weight_bytes", m.model.weights().bytes_held()}, {"ttft_s", ttft}, {"decode_tokens_per_s", tps}};
 }
 
@@ -108,7 +114,11 @@ int main(int argc, char** argv) {
   SpeedOptions speed_options;
   auto* quant_opt = app.add_option("--quant", quant, "part 2: pack every matrix in SCHEME (int8, int4-g128, nf4, q8_0, q4_1) "
                                                      "and generate through the kernels (-p, -n, --chat, sampling)");
-  auto* speed_opt = app.add_flag("--speed", speed, "part 2: the speed table of the kernels (decode and prefill, fp32 and every scheme)")
+  bool int8_activations = false;
+  app.add_flag("--int8-activations", int8_activations, "with --quant q8_0, q4_1 or nf4: round x to int8 too and multiply "
+               "with integer dot products in decode, as llama.cpp does (lossy; see the README)")->needs(quant_opt);
+  auto* speed_opt = app.add_flag("--speed", speed, "part 2: the speed table of the kernels (decode and prefill, fp32 and every scheme), then "
+                                          "what int8 activations cost in perplexity (--eval-tokens, --window)")
                         ->excludes(quant_opt);
   app.add_option("--rounds", speed_options.rounds, "--speed: rounds of timing (each model timed once per round)")
       ->check(whole_number(1, 1000))->capture_default_str();
@@ -133,19 +143,30 @@ int main(int argc, char** argv) {
       refuse_flags(app, "--quant", {"--rounds"});
       const std::optional<PackedFormat> format = parse_format_flag(quant);
       if (!format) throw UsageError(fmt::format("--quant: unknown scheme '{}' (int8, int4-g128, nf4, q8_0, q4_1)", quant));
+      if (int8_activations && !has_int8_activation_kernel(*format))
+        throw UsageError(fmt::format("--int8-activations: no int8-activation kernel for {} (q8_0, q4_1, nf4)", quant));
       if (o.prompt.empty()) o.prompt = "The three most important ideas in computer science are";
       LoadedModel m = load_model(o);
       RunRecord record = new_record("ch06_quantization", o);
-      generate_quantized(m, o, *format, record);
+      generate_quantized(m, o, *format, int8_activations ? Activations::int8 : Activations::fp32, record);
       save_record(record, o, &m.tokenizer);
       return;
     }
     if (speed) {
       refuse_flags(app, "--speed", kGenerationFlags);
-      refuse_flags(app, "--speed", kQualityFlags);
+      refuse_flags(app, "--speed", {"--agree-tokens", "--answer-tokens", "--no-quality", "--battery-penalty", "--calib-tokens"});
       LoadedModel m = load_model(o);
+      if (q.window > m.model.config().context_length)
+        throw UsageError(fmt::format("--window {} exceeds the context length {}", q.window, m.model.config().context_length));
       RunRecord record = new_record("ch06_quantization", o, "tables");
       speed_tables(m, o, speed_options, record.figures);
+      // What the int8-activation rows cost in quality (--eval-tokens, --window).
+      const std::vector<Int8QualityRow> rows = measure_int8_quality(m, q.eval_tokens, q.window);
+      int8_quality_table(rows, q.window).emit(o.csv_path);
+      for (const Int8QualityRow& r : rows)
+        record.figures["int8_quality"].push_back({{"scheme", r.scheme}, {"perplexity_fp32", r.perplexity_fp32},
+                                                  {"perplexity_int8", r.perplexity_int8}, {"agreement", r.agreement},
+                                                  {"positions", r.positions}, {"window", q.window}});
       save_record(record, o, nullptr);
       return;
     }

@@ -44,13 +44,21 @@ std::optional<PackedFormat> parse_format_flag(const std::string& flag);
 // The QuantScheme that writes this format.
 std::unique_ptr<QuantScheme> scheme_for(PackedFormat format);
 
+// What the kernel multiplies the weights with: x as it comes (fp32), or x rounded to int8 in
+// blocks of 32 and integer dot products (int8_activations.hpp: q8_0, q4_1 and nf4, n < 32 rows of
+// x; lossy, and measured as such).
+enum class Activations { fp32, int8 };
+inline const char* activations_name(Activations a) { return a == Activations::int8 ? "int8" : "fp32"; }
+
 // y[n, rows] = x[n, cols] · Ŵᵀ, with Ŵ [rows, cols] held as `w`, packed in `format`.
 // Host pointers. Multithreaded over output rows (cpu/packed_kernels.cpp): n < 32 decodes in
 // registers, a larger n decodes a cache-sized panel of rows at a time for sgemm. Equals
-// dequantize-then-multiply up to the order of the fp32 sums. Throws std::invalid_argument for a
-// bad shape (q8_0 and q4_1 need cols % 32 == 0) or a null pointer.
+// dequantize-then-multiply up to the order of the fp32 sums. With Activations::int8, n < 32 and
+// a format that has the kernel, x is rounded to int8 first (int8_activations.hpp); otherwise the
+// fp32 path runs. Throws std::invalid_argument for a bad shape (q8_0 and q4_1 need cols % 32 == 0)
+// or a null pointer.
 void packed_matmul_cpu(PackedFormat format, const uint8_t* w, int64_t rows, int64_t cols,
-                       const float* x, int64_t n, float* y);
+                       const float* x, int64_t n, float* y, Activations activations = Activations::fp32);
 // out[i, cols] = row ids[i] of Ŵ: an embedding lookup from a packed (tied) embedding matrix.
 // Bit for bit the rows dequantize() writes; an id outside [0, rows) throws std::invalid_argument.
 void packed_gather_rows_cpu(PackedFormat format, const uint8_t* w, int64_t rows, int64_t cols,

@@ -29,11 +29,14 @@ void check_matrix(const char* op, const Tensor& t, const char* name, int64_t row
 
 }  // namespace
 
-PackedLinear::PackedLinear(const Tensor& weight, PackedFormat format, Device device)
-    : PackedLinear(pack(weight, format), format, device) {}
+PackedLinear::PackedLinear(const Tensor& weight, PackedFormat format, Device device, Activations activations)
+    : PackedLinear(pack(weight, format), format, device, activations) {}
 
-PackedLinear::PackedLinear(const PackedMatrix& packed, PackedFormat format, Device device)
-    : format_(format), rows_(packed.rows), cols_(packed.cols), storage_(scheme_for(format)->name()) {
+PackedLinear::PackedLinear(const PackedMatrix& packed, PackedFormat format, Device device, Activations activations)
+    : format_(format), activations_(activations), rows_(packed.rows), cols_(packed.cols),
+      storage_(scheme_for(format)->name()) {
+  if (activations == Activations::int8 && !device.is_cpu())
+    throw std::invalid_argument("PackedLinear: int8 activations have a CPU kernel only (drop --int8-activations or use --device cpu)");
   const std::size_t expected = scheme_for(format)->packed_bytes(rows_, cols_);
   if (rows_ <= 0 || cols_ <= 0 || packed.bytes.size() != expected)
     throw std::invalid_argument(fmt::format("PackedLinear: {} bytes for a [{}, {}] {} matrix, expected {}",
@@ -50,7 +53,7 @@ void PackedLinear::forward(const Tensor& x, Tensor& y) const {
   const auto* xp = static_cast<const float*>(x.raw());
   auto* yp = static_cast<float*>(y.raw());
   if (device().is_cpu())
-    packed_matmul_cpu(format_, data(), rows_, cols_, xp, n, yp);
+    packed_matmul_cpu(format_, data(), rows_, cols_, xp, n, yp, activations_);
   else
     packed_matmul_cuda(format_, data(), rows_, cols_, xp, n, yp);
 }

@@ -24,11 +24,13 @@ namespace infer::quant {
 class PackedLinear : public Linear {
  public:
   // Packs `weight` ([out, in] on any device, any dtype: read as fp32 values) with
-  // scheme_for(format) and keeps the bytes on `device`.
-  PackedLinear(const Tensor& weight, PackedFormat format, Device device);
+  // scheme_for(format) and keeps the bytes on `device`. Activations::int8 (CPU only) rounds x to
+  // int8 for decode-sized products (int8_activations.hpp).
+  PackedLinear(const Tensor& weight, PackedFormat format, Device device, Activations activations = Activations::fp32);
   // Takes a matrix already packed by scheme_for(format); throws std::invalid_argument when its
-  // size is not that scheme's packed size.
-  PackedLinear(const PackedMatrix& packed, PackedFormat format, Device device);
+  // size is not that scheme's packed size, or for int8 activations on a GPU.
+  PackedLinear(const PackedMatrix& packed, PackedFormat format, Device device,
+               Activations activations = Activations::fp32);
 
   // y[N, out] = x[N, in] · Ŵᵀ with the kernel of the bytes' device; x and y on that device.
   void forward(const Tensor& x, Tensor& y) const override;
@@ -39,12 +41,14 @@ class PackedLinear : public Linear {
   std::string storage() const override { return storage_; }  // the scheme's name, e.g. "NF4"
 
   PackedFormat format() const { return format_; }
+  Activations activations() const { return activations_; }
   const Device& device() const { return bytes_->device(); }
 
  private:
   const uint8_t* data() const { return static_cast<const uint8_t*>(bytes_->data()); }
 
   PackedFormat format_;
+  Activations activations_;
   int64_t rows_ = 0, cols_ = 0;
   std::string storage_;
   std::shared_ptr<Storage> bytes_;

@@ -100,14 +100,15 @@ QuantizedModel quantize_model(Llama& model, const ReferenceWeights& ref, const Q
   return info;
 }
 
-QuantizedModel quantize_for_kernels(Llama& model, const ReferenceWeights& ref, PackedFormat format) {
+QuantizedModel quantize_for_kernels(Llama& model, const ReferenceWeights& ref, PackedFormat format,
+                                    Activations activations) {
   Stopwatch clock;
   const auto scheme = scheme_for(format);
   QuantizedModel info;
   info.scheme = scheme->name();
   const Device dev = model.device();
   auto packed = [&](const Tensor& w) {
-    auto linear = std::make_unique<PackedLinear>(w, format, dev);
+    auto linear = std::make_unique<PackedLinear>(w, format, dev, activations);
     info.weights += w.numel();
     info.packed_bytes += static_cast<int64_t>(linear->weight_bytes());
     return linear;
@@ -134,7 +135,7 @@ QuantizedModel quantize_for_kernels(Llama& model, const ReferenceWeights& ref, P
   return info;
 }
 
-QuantizedModel quantize_for_kernels(Llama& model, PackedFormat format) {
+QuantizedModel quantize_for_kernels(Llama& model, PackedFormat format, Activations activations) {
   LlamaWeights& w = model.weights();
   ReferenceWeights current;
   for (LayerWeights& L : w.layers)
@@ -143,10 +144,11 @@ QuantizedModel quantize_for_kernels(Llama& model, PackedFormat format) {
   current.embedding = w.token_embedding;
   current.output = dense_weight(w.output, "the output matrix");
   current.tied = model.config().tied_embeddings || current.output.raw() == current.embedding.raw();
-  return quantize_for_kernels(model, current, format);
+  return quantize_for_kernels(model, current, format, activations);
 }
 
-Llama packed_copy(const Llama& model, const ReferenceWeights& reference, PackedFormat format, QuantizedModel* info) {
+Llama packed_copy(const Llama& model, const ReferenceWeights& reference, PackedFormat format, QuantizedModel* info,
+                  Activations activations) {
   LlamaWeights w;
   w.output_norm = model.weights().output_norm;
   for (const LayerWeights& L : model.weights().layers) {
@@ -156,7 +158,7 @@ Llama packed_copy(const Llama& model, const ReferenceWeights& reference, PackedF
     w.layers.push_back(std::move(copy));
   }
   Llama packed(model.config(), std::move(w), model.device());
-  const QuantizedModel q = quantize_for_kernels(packed, reference, format);
+  const QuantizedModel q = quantize_for_kernels(packed, reference, format, activations);
   if (info != nullptr) *info = q;
   return packed;
 }

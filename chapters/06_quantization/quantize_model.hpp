@@ -70,14 +70,16 @@ QuantizedModel quantize_model(Llama& model, const ReferenceWeights& reference, c
 // fp32 (a decode step reads one row of it). The model then computes with exactly the Ŵ of
 // quantize_model(model, reference, scheme_for(format)), multiplied in another order;
 // quantize_model(model, reference, nullptr) turns it back into the fp32 model.
-QuantizedModel quantize_for_kernels(Llama& model, const ReferenceWeights& reference, PackedFormat format);
+// `activations`: what the layers multiply Ŵ with (packed_kernels.hpp; int8: CPU only).
+QuantizedModel quantize_for_kernels(Llama& model, const ReferenceWeights& reference, PackedFormat format,
+                                    Activations activations = Activations::fp32);
 // The same from the model's own dense matrices, on any device and in any dtype (a CUDA model
 // loaded in f16 too); throws std::runtime_error for a layer that is already packed.
-QuantizedModel quantize_for_kernels(Llama& model, PackedFormat format);
+QuantizedModel quantize_for_kernels(Llama& model, PackedFormat format, Activations activations = Activations::fp32);
 // A second model beside `model`: the same config, device and (shared) norms, its matrices
 // packed from `reference` as quantize_for_kernels does. The speed table keeps one per format
 // and times them in turn.
 Llama packed_copy(const Llama& model, const ReferenceWeights& reference, PackedFormat format,
-                  QuantizedModel* info = nullptr);
+                  QuantizedModel* info = nullptr, Activations activations = Activations::fp32);
 
 }  // namespace infer::quant

@@ -6,8 +6,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string_view>
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
 
 namespace infer::gguf {
 
@@ -36,5 +40,17 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
 float fp16_to_fp32(uint16_t h);
 uint16_t fp32_to_fp16(float f);
 float bf16_to_fp32(uint16_t h);
+
+// The fp16 at p (2 bytes, any alignment) as fp32, for kernels that read a scale per block: one
+// instruction where the compiler targets F16C, else fp16_to_fp32 (the same value).
+inline float load_fp16(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+#if defined(__F16C__)
+  return _cvtsh_ss(h);
+#else
+  return fp16_to_fp32(h);
+#endif
+}
 
 }  // namespace infer::gguf

@@ -5,11 +5,13 @@
 //      (int4-g128, nf4, q4_1) ≥ 2.5× the tokens/s of fp32 decode.
 //   2. Every format's weight streaming (bytes a decode step reads / step time) ≥ 60% of the
 //      machine's measured read bandwidth.
-// fp32 and the five packed models are timed in turn, round after round (kernel_speed.hpp), so a
-// machine busy with something else slows them alike and the ratios stay comparable.
+// fp32 and the packed models — the five formats with fp32 activations, and q8_0, q4_1 and nf4
+// with int8 activations too (int8_activations.hpp; --activations chooses) — are timed in turn,
+// round after round (kernel_speed.hpp), so a machine busy with something else slows them alike
+// and the ratios stay comparable.
 //
 // tests/bench/compare_llama_cpp.py runs this binary once per round, between rounds of llama.cpp on
-// the same files, with the flags below: --formats (which packed models besides fp32), --context,
+// the same files, with the flags below: --formats (which packed models besides fp32), --activations, --context,
 // --prefill, --json (the figures), and once --check-packing (are our Q8_0 / Q4_1 bytes llama.cpp's?).
 #include <cstring>
 #include <string>
@@ -20,6 +22,7 @@
 
 #include "app/cli.hpp"
 #include "gguf/gguf_file.hpp"
+#include "int8_activations.hpp"
 #include "kernel_speed.hpp"
 #include "measure/bandwidth.hpp"
 #include "measure/table.hpp"
@@ -87,16 +90,24 @@ int main(int argc, char** argv) {
   for (PackedFormat f : kPackedFormats) format_flags.push_back(format_flag(f));
   app.add_option("--formats", format_flags, "packed formats timed beside fp32, comma-separated")
       ->delimiter(',')->capture_default_str();
+  std::vector<std::string> activation_flags = {"fp32", "int8"};
+  app.add_option("--activations", activation_flags, "activations timed for each format, comma-separated: fp32, and int8 "
+                 "for the formats with an int8-activation kernel (q8_0, q4_1, nf4)")
+      ->delimiter(',')->check(CLI::IsMember({"fp32", "int8"}))->capture_default_str();
   std::vector<std::string> packing_files;
   app.add_option("--check-packing", packing_files, "only compare our packing of -m's matrices with FILE's Q8_0/Q4_1 "
                  "tensors (quantized from the same -m file, e.g. by llama.cpp), byte for byte, and exit")
       ->check(CLI::ExistingFile);
   return run_main(app, argc, argv, [&] {
-    std::vector<PackedFormat> formats;
+    std::vector<PackedKernel> kernels;
     for (const std::string& flag : format_flags) {
       const std::optional<PackedFormat> f = parse_format_flag(flag);
       if (!f) throw UsageError(fmt::format("--formats: unknown scheme '{}' (int8, int4-g128, nf4, q8_0, q4_1)", flag));
-      formats.push_back(*f);
+      for (const std::string& a : activation_flags)
+        if (a == "fp32")
+          kernels.push_back({*f, Activations::fp32});
+        else if (has_int8_activation_kernel(*f))
+          kernels.push_back({*f, Activations::int8});
     }
     RunRecord record = new_record("bench_quant", o, "tables");  // --json: the figures below
     nlohmann::json& figures = record.figures;
@@ -110,10 +121,11 @@ int main(int argc, char** argv) {
     LoadedModel m = load_model(o);
     const BandwidthResult bw = measure_read_bandwidth();
     fmt::print("{} threads, measured read bandwidth {:.2f} GB/s\n\n", num_threads(), bw.bytes_per_second / 1e9);
-    const std::vector<SpeedRow> rows = measure_speed(m.model, m.tokenizer, formats, s);
+    const std::vector<SpeedRow> rows = measure_speed(m.model, m.tokenizer, kernels, s);
     figures["machine"] = {{"threads", num_threads()}, {"read_bandwidth_bytes_per_s", bw.bytes_per_second}};
     for (const SpeedRow& r : rows)
-      figures["speed"].push_back({{"scheme", r.scheme}, {"flag", r.flag}, {"model_bytes", r.model_bytes},
+      figures["speed"].push_back({{"scheme", r.scheme}, {"flag", r.flag}, {"activations", r.activations},
+                                  {"model_bytes", r.model_bytes},
                                   {"bits_per_weight", r.bits_per_weight}, {"bytes_per_token", r.bytes_per_token},
                                   {"decode_seconds", r.decode_seconds}, {"prefill_seconds", r.prefill_seconds},
                                   {"context", s.context}, {"prefill_tokens", s.prefill_tokens},
@@ -124,14 +136,14 @@ int main(int argc, char** argv) {
     speed.append_csv(o.csv_path);
 
     Table t(fmt::format("Targets: decode at context {}, {} threads", s.context, num_threads()),
-            {"scheme", "decode speed-up", "speed-up target", "verdict", "of read bandwidth", "bandwidth target", "verdict"});
+            {"scheme", "activations", "decode speed-up", "speed-up target", "verdict", "of read bandwidth", "bandwidth target", "verdict"});
     const SpeedRow& base = rows[0];
     for (std::size_t i = 1; i < rows.size(); ++i) {
       const SpeedRow& r = rows[i];
       const bool eight_bit = r.flag == "int8" || r.flag == "q8_0";
       const double speedup = base.decode_seconds / r.decode_seconds, need = eight_bit ? 1.7 : 2.5;
       const double fraction = static_cast<double>(r.bytes_per_token) / r.decode_seconds / bw.bytes_per_second;
-      t.add_row({r.scheme, fmt::format("{:.2f}×", speedup), fmt::format("≥ {:.1f}×", need), verdict(speedup >= need),
+      t.add_row({r.scheme, r.activations, fmt::format("{:.2f}×", speedup), fmt::format("≥ {:.1f}×", need), verdict(speedup >= need),
                  fmt::format("{:.0f}%", 100 * fraction), "≥ 60%", verdict(fraction >= 0.60)});
     }
     t.add_note("INT8 targets for int8 and q8_0 (8.0 and 8.5 bits/weight), 4-bit targets for int4-g128, nf4 and q4_1 "

@@ -114,6 +114,8 @@ if [[ $mode == flags ]]; then
   expect 2 "error: --(memory|speed) excludes --(speed|memory)" "$ch06" --memory --speed
   expect 2 "error: --prompt is not used by --speed" "$ch06" --speed -p hello
   expect 2 "error: --rounds is not used by --quant" "$ch06" --quant int8 --rounds 2
+  expect 2 "error: --int8-activations requires --quant" "$ch06" --int8-activations
+  expect 2 "error: --int8-activations: no int8-activation kernel for int4-g128" "$ch06" --quant int4-g128 --int8-activations
   expect 2 "error: --threads is not used by --memory" "$ch06" --memory -t 2
   expect 2 "error: --csv is not used by --no-tables" "$ch07" --no-tables --csv t.csv
   expect 2 "error: --plot is not used by --no-tables" "$ch07" --no-tables --plot p.svg

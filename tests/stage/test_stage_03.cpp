@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "cached_generate.hpp"
+#include "eval_text_present.hpp"
 #include "evaluation.hpp"
 #include "grouped_kv_cache.hpp"
 #include "kv_cache.hpp"
@@ -24,19 +25,6 @@
 using namespace infer;
 using infer::stage::kPrompts;
 
-namespace {
-
-// Like REQUIRE_MODEL: outside CI a missing evaluation text skips the test with a warning.
-bool eval_text_present() {
-  if (std::filesystem::exists(eval_text_path())) return true;
-  const char* ci = std::getenv("CI");
-  if (ci != nullptr && std::string(ci) == "true") FAIL("evaluation text missing: run data/fetch_eval_text.sh");
-  WARN("evaluation text missing: run data/fetch_eval_text.sh (test skipped)");
-  return false;
-}
-
-
-}  // namespace
 
 TEST_CASE("GroupedKvCache generates the same tokens and logits as chapter 02's KvCache", "[stage][stage03]") {
   REQUIRE_MODEL(m);

@@ -38,11 +38,9 @@
 #include <fmt/format.h>
 #include <hwy/cache_control.h>
 #include <hwy/highway.h>
-#if defined(__F16C__)
-#include <immintrin.h>
-#endif
 
 #include "gguf/ggml_types.hpp"
+#include "int8_activations.hpp"
 #include "nf4.hpp"
 #include "packed_kernels.hpp"
 #include "tensor/ops.hpp"  // num_threads
@@ -68,15 +66,6 @@ constexpr int64_t kPanelMinRows = 32;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-float load_f16(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-#if defined(__F16C__)
-  return _cvtsh_ss(h);  // one instruction; the same value as gguf::fp16_to_fp32
-#else
-  return gguf::fp16_to_fp32(h);
-#endif
-}
 
 // Where the parts of a packed matrix are (the layouts of packed_kernels.hpp).
 struct View {
@@ -202,7 +191,7 @@ HWY_INLINE void visit_nibble_row(const View& v, int64_t r, Sink& sink) {
   while (c < v.cols) {
     const int64_t g = (i0 + c) / kGroup;
     const int64_t end = std::min(v.cols, (g + 1) * kGroup - i0);  // the group may go on in the next row
-    const float s = load_f16(v.scales + 2 * g);
+    const float s = gguf::load_fp16(v.scales + 2 * g);
     auto value = [&](int q) { return kNf4 ? s * kNf4Levels[q] : static_cast<float>(q - 8) * s; };
     if ((i0 + c) & 1) {  // a row (or group) that starts in the high nibble of a byte
       sink.one(c, value(code_at(i0 + c)));
@@ -231,7 +220,7 @@ HWY_INLINE void visit_row(const View& v, int64_t r, Sink& sink) {
   const DF df;
   switch (v.format) {
     case PackedFormat::int8_per_row: {
-      const float s = load_f16(v.scales + 2 * r);
+      const float s = gguf::load_fp16(v.scales + 2 * r);
       const VF scale = hn::Set(df, s);
       const auto* q = reinterpret_cast<const int8_t*>(v.codes + r * v.cols);
       const int64_t len = v.cols / kLanes * kLanes;
@@ -245,7 +234,7 @@ HWY_INLINE void visit_row(const View& v, int64_t r, Sink& sink) {
       const uint8_t* row = v.w + r * v.row_bytes;
       for (int64_t b = 0; b < v.cols / kGgmlBlock; ++b) {
         const uint8_t* blk = row + 34 * b;
-        const VF d = hn::Set(df, load_f16(blk));
+        const VF d = hn::Set(df, gguf::load_fp16(blk));
         const auto* q = reinterpret_cast<const int8_t*>(blk + 2);
         sink.run(b * kGgmlBlock, kGgmlBlock, [&](int64_t k) { return hn::Mul(load_int8(q + k), d); });
       }
@@ -256,7 +245,7 @@ HWY_INLINE void visit_row(const View& v, int64_t r, Sink& sink) {
       const hn::Rebind<uint8_t, DF> d8;
       for (int64_t b = 0; b < v.cols / kGgmlBlock; ++b) {
         const uint8_t* blk = row + 20 * b;
-        const VF d = hn::Set(df, load_f16(blk)), m = hn::Set(df, load_f16(blk + 2));
+        const VF d = hn::Set(df, gguf::load_fp16(blk)), m = hn::Set(df, gguf::load_fp16(blk + 2));
         const uint8_t* qs = blk + 4;  // weight j in the low nibble of byte j, weight j + 16 in its high nibble
         sink.run(b * kGgmlBlock, kGgmlBlock, [&](int64_t k) {
           const VU bytes = hn::PromoteTo(DU(), hn::LoadU(d8, qs + (k & 15)));
@@ -408,7 +397,7 @@ HWY_INLINE float dot_nibble_row(const View& v, int64_t r, const float* xr) {
   VF even[2] = {hn::Zero(df), hn::Zero(df)}, odd[2] = {hn::Zero(df), hn::Zero(df)};  // 8 lanes each
   for (int64_t c0 = 0; c0 < v.cols; c0 += kFastRun) {
     const int64_t i0 = r * v.cols + c0;  // flat index of the run's first weight (even)
-    const float s = load_f16(v.scales + 2 * (i0 >> shift));
+    const float s = gguf::load_fp16(v.scales + 2 * (i0 >> shift));
     const uint8_t* p = v.codes + i0 / 2;  // 32 bytes: the run's 64 codes
     if constexpr (kNf4) {
       // The block's 16 weights fl(absmax · level) in two registers; vpermps picks lane
@@ -452,7 +441,7 @@ HWY_INLINE float dot_q4_1_row(const View& v, int64_t r, const float* x) {
   for (int64_t b = 0; b < v.cols / kGgmlBlock; ++b) {
     const float* xb = x + b * kGgmlBlock;
     const uint8_t* blk = row + 20 * b;
-    const VF d = hn::Set(df, load_f16(blk)), m = hn::Set(df, load_f16(blk + 2));
+    const VF d = hn::Set(df, gguf::load_fp16(blk)), m = hn::Set(df, gguf::load_fp16(blk + 2));
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const VU bytes = hn::PromoteTo(du, hn::LoadU(d8, blk + 4 + 8 * h));  // bytes 8h … 8h + 7
@@ -532,13 +521,15 @@ void matmul_panels(const View& v, const float* x, int64_t n, float* y) {
 }  // namespace
 
 void packed_matmul_cpu(PackedFormat format, const uint8_t* w, int64_t rows, int64_t cols, const float* x, int64_t n,
-                       float* y) {
+                       float* y, Activations activations) {
   const View v = make_view(format, w, rows, cols, "packed_matmul_cpu");
   if (n < 0) throw std::invalid_argument(fmt::format("packed_matmul_cpu: {} rows of x", n));
   if (n == 0) return;
   if (x == nullptr || y == nullptr) throw std::invalid_argument("packed_matmul_cpu: null x or y");
   num_threads();  // the configured thread count for OpenMP and OpenBLAS
-  if (fast_decode_applies(v, n))
+  if (activations == Activations::int8 && n < kPanelMinRows && int8_activations_supported(format, cols))
+    packed_matmul_int8_cpu(format, w, rows, cols, x, n, y);  // decode-sized: x to int8 too
+  else if (fast_decode_applies(v, n))
     matvec_fast(v, x, y);
   else if (n >= kPanelMinRows)
     matmul_panels(v, x, n, y);

@@ -11,6 +11,7 @@
 #include "03_gqa/grouped_kv_cache.hpp"
 #include "measure/progress.hpp"
 #include "measure/timing.hpp"
+#include "int8_activations.hpp"
 #include "quantize_model.hpp"
 #include "tensor/ops.hpp"
 
@@ -37,7 +38,15 @@ struct Candidate {
 
 }  // namespace
 
-std::vector<SpeedRow> measure_speed(Llama& model, const Tokenizer& tokenizer, const std::vector<PackedFormat>& formats,
+std::vector<PackedKernel> every_packed_kernel() {
+  std::vector<PackedKernel> kernels;
+  for (PackedFormat f : kPackedFormats) kernels.push_back({f, Activations::fp32});
+  for (PackedFormat f : kPackedFormats)
+    if (has_int8_activation_kernel(f)) kernels.push_back({f, Activations::int8});
+  return kernels;
+}
+
+std::vector<SpeedRow> measure_speed(Llama& model, const Tokenizer& tokenizer, const std::vector<PackedKernel>& kernels,
                                     const SpeedOptions& o) {
   const LlamaConfig& c = model.config();
   if (o.context < 1 || o.prefill_tokens < 1 || o.context + 1 > c.context_length || o.prefill_tokens > c.context_length)
@@ -45,7 +54,7 @@ std::vector<SpeedRow> measure_speed(Llama& model, const Tokenizer& tokenizer, co
                                             o.context, o.prefill_tokens, c.context_length));
   const ReferenceWeights reference = keep_reference(model);
   std::vector<Llama> packed;
-  packed.reserve(formats.size());  // the candidates point into it
+  packed.reserve(kernels.size());  // the candidates point into it
   std::vector<Candidate> all;
   auto add = [&](Llama* m, SpeedRow row) {
     Candidate k;
@@ -55,11 +64,12 @@ std::vector<SpeedRow> measure_speed(Llama& model, const Tokenizer& tokenizer, co
   };
   add(&model, {.scheme = "fp32", .flag = "", .bits_per_weight = 32});
   {
-    ProgressBar bar("packing the model in each format", std::ssize(formats));
-    for (PackedFormat f : formats) {
+    ProgressBar bar("packing the model in each format", std::ssize(kernels));
+    for (const PackedKernel& k : kernels) {
       QuantizedModel info;
-      packed.push_back(packed_copy(model, reference, f, &info));
-      add(&packed.back(), {.scheme = info.scheme, .flag = format_flag(f), .bits_per_weight = info.bits_per_weight()});
+      packed.push_back(packed_copy(model, reference, k.format, &info, k.activations));
+      add(&packed.back(), {.scheme = info.scheme, .flag = format_flag(k.format), .activations = activations_name(k.activations),
+                           .bits_per_weight = info.bits_per_weight()});
       bar.advance();
     }
     bar.done();
@@ -113,13 +123,13 @@ Table speed_table(const std::vector<SpeedRow>& rows, const SpeedOptions& o, cons
   if (rows.empty()) throw std::invalid_argument("speed_table: no rows");
   const double bandwidth = bw.bytes_per_second;
   Table t(fmt::format("Decode and prefill through the packed kernels ({})", machine_line(bw)),
-          {"scheme", "--quant", "model bytes", "bits/weight", fmt::format("decode tok/s (ctx {})", o.context),
+          {"scheme", "--quant", "activations", "model bytes", "bits/weight", fmt::format("decode tok/s (ctx {})", o.context),
            "weights streamed (GB/s)", "of read bandwidth", fmt::format("prefill tok/s ({} tokens)", o.prefill_tokens),
            "decode speed-up", "prefill speed-up"});
   const SpeedRow& base = rows[0];
   for (const SpeedRow& r : rows) {
     const double streamed = r.bytes_per_token / r.decode_seconds;  // bytes/s
-    t.add_row({r.scheme, r.flag.empty() ? "(none)" : r.flag, format_bytes(r.model_bytes),
+    t.add_row({r.scheme, r.flag.empty() ? "(none)" : r.flag, r.activations, format_bytes(r.model_bytes),
                fmt::format("{:.3f}", r.bits_per_weight), fmt::format("{:.1f}", 1.0 / r.decode_seconds),
                fmt::format("{:.2f}", streamed / 1e9), fmt::format("{:.0f}%", 100.0 * streamed / bandwidth),
                fmt::format("{:.0f}", o.prefill_tokens / r.prefill_seconds),
@@ -131,6 +141,9 @@ Table speed_table(const std::vector<SpeedRow>& rows, const SpeedOptions& o, cons
   t.add_note(fmt::format("decode: one token at position {} against a chapter 03 cache, median of {} steps ({} rounds × {}); "
                          "weights streamed = the bytes a step reads (every matrix once, one embedding row, the norms) / "
                          "step time.", o.context, o.rounds * o.decode_steps, o.rounds, o.decode_steps));
+  t.add_note("activations int8 (--int8-activations): decode rounds x to int8 in blocks of 32 and multiplies with "
+             "integer dot products (int8_activations.hpp); prefill keeps fp32 activations, so its column repeats "
+             "the format's.");
   t.add_note(fmt::format("prefill: {} tokens in one pass, median of {}. The models are timed in turn, round after round, so "
                          "the speed-ups compare measurements taken side by side.", o.prefill_tokens, o.rounds * o.prefill_repeats));
   return t;
@@ -138,12 +151,12 @@ Table speed_table(const std::vector<SpeedRow>& rows, const SpeedOptions& o, cons
 
 void speed_tables(LoadedModel& m, const CommonOptions& o, const SpeedOptions& s, nlohmann::json& figures) {
   const BandwidthResult bw = measure_read_bandwidth();
-  const std::vector<SpeedRow> rows =
-      measure_speed(m.model, m.tokenizer, std::vector<PackedFormat>(kPackedFormats.begin(), kPackedFormats.end()), s);
+  const std::vector<SpeedRow> rows = measure_speed(m.model, m.tokenizer, every_packed_kernel(), s);
   speed_table(rows, s, bw).emit(o.csv_path);
   figures["machine"] = {{"threads", num_threads()}, {"read_bandwidth_bytes_per_s", bw.bytes_per_second}};
   for (const SpeedRow& r : rows)
-    figures["speed"].push_back({{"scheme", r.scheme}, {"flag", r.flag}, {"model_bytes", r.model_bytes},
+    figures["speed"].push_back({{"scheme", r.scheme}, {"flag", r.flag}, {"activations", r.activations},
+                                {"model_bytes", r.model_bytes},
                                 {"bits_per_weight", r.bits_per_weight}, {"bytes_per_token", r.bytes_per_token},
                                 {"decode_seconds", r.decode_seconds}, {"prefill_seconds", r.prefill_seconds},
                                 {"context", s.context}, {"prefill_tokens", s.prefill_tokens}});

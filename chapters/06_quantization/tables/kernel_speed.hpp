@@ -32,9 +32,19 @@ struct SpeedOptions {
   int prefill_repeats = 1;        // prefills timed per model per round
 };
 
+// One packed model to time: its format and what its kernels multiply the weights with.
+struct PackedKernel {
+  PackedFormat format;
+  Activations activations = Activations::fp32;
+};
+// Every format with fp32 activations, then the formats that have an int8-activation kernel
+// (q8_0, q4_1, nf4) with int8 ones: the rows of ch06_quantization --speed.
+std::vector<PackedKernel> every_packed_kernel();
+
 struct SpeedRow {
   std::string scheme;              // "fp32", or the scheme's name ("NF4")
   std::string flag;                // "" for fp32, else format_flag ("nf4")
+  std::string activations = "fp32";  // "int8": x rounded to int8 for decode (int8_activations.hpp)
   int64_t model_bytes = 0;         // LlamaWeights::bytes_held(): what the weights occupy
   double bits_per_weight = 32;     // over the quantized matrices (fp32: 32)
   int64_t bytes_per_token = 0;     // LlamaWeights::bytes_per_token(): what one decode step reads
@@ -42,9 +52,9 @@ struct SpeedRow {
   double prefill_seconds = 0;      // median prefill of prefill_tokens
 };
 
-// Times the fp32 `model` and a packed copy of it in each of `formats`. The model must hold
+// Times the fp32 `model` and a packed copy of it for each of `kernels`. The model must hold
 // dense fp32 weights on the CPU (it is left as it came).
-std::vector<SpeedRow> measure_speed(Llama& model, const Tokenizer& tokenizer, const std::vector<PackedFormat>& formats,
+std::vector<SpeedRow> measure_speed(Llama& model, const Tokenizer& tokenizer, const std::vector<PackedKernel>& kernels,
                                     const SpeedOptions& options);
 
 // The table of those rows (rows[0] is the fp32 reference), with the read bandwidth and thread

@@ -1,0 +1,284 @@
+// The CPU kernels of int8_activations.hpp: x rounded to int8 once per product, then integer dot
+// products of 32 codes at a time (AVX2 intrinsics; VNNI where the compiler flags allow; a plain
+// loop elsewhere).
+//
+// One weight block of 32 and one block of x make one 8-lane vector of int32 partial sums:
+//
+//   q8_0   32 signed codes: |qw| (vpsignb qw, qw) times qx with qw's sign (vpsignb qx, qw),
+//          because the byte product instruction takes one operand unsigned
+//   q4_1   16 bytes → 32 unsigned nibbles: low nibbles (weights 0–15) in the low 128-bit half,
+//          high nibbles (weights 16–31) in the high half — already unsigned
+//   nf4    the same nibble split gives the even weights of 32 (low nibbles) and the odd ones;
+//          vpshufb looks all 32 up in the int8 level table at once; then as q8_0. x is reordered
+//          to match (per block: its 16 even columns, then its 16 odd ones)
+//
+// and the block adds (its scales) × (those sums, as fp32) to an 8-lane fp32 accumulator. Up to 4
+// rows of x share each weight block's load and decoding (a small batch); threads split the rows
+// of Ŵ, as in packed_kernels.cpp.
+#include "int8_activations.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+#include "gguf/ggml_types.hpp"
+#include "nf4.hpp"
+#include "tensor/thread_pool.hpp"
+
+namespace infer::quant {
+namespace {
+
+constexpr int64_t kBlock = 32;
+constexpr float kInverse127 = 1.0f / 127.0f;  // nf4: T = round(127·L), so ŵ ≈ a · (1/127) · T
+
+
+// Bytes of one row of Ŵ's codes (and, for q8_0/q4_1, its scales).
+int64_t row_stride(PackedFormat format, int64_t cols) {
+  switch (format) {
+    case PackedFormat::q8_0: return cols / kBlock * 34;
+    case PackedFormat::q4_1: return cols / kBlock * 20;
+    default: return cols / 2;  // nf4: two codes per byte
+  }
+}
+
+// Each block's 32 codes in the order the nf4 kernel decodes them: even columns, then odd ones.
+void reorder_even_odd(Int8Activations& a) {
+  std::array<int8_t, kBlock> tmp;
+  for (int64_t b = 0; b < a.n * a.cols; b += kBlock) {
+    for (int64_t j = 0; j < 16; ++j) {
+      tmp[j] = a.q[b + 2 * j];
+      tmp[16 + j] = a.q[b + 2 * j + 1];
+    }
+    std::copy(tmp.begin(), tmp.end(), a.q.begin() + b);
+  }
+}
+
+#if defined(__AVX2__)
+
+// 8 int32 lanes, each the sum of 4 adjacent products u[k]·s[k] (u read as unsigned bytes, s as
+// signed). No pair of products reaches the 16-bit limit of vpmaddubsw here (|u| ≤ 128, |s| ≤ 127),
+// so both ways give the same exact sums.
+inline __m256i dot_u8_i8(__m256i u, __m256i s) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+#elif defined(__AVXVNNI__)
+  return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u, s);
+#else
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+#endif
+}
+
+float sum_lanes(__m256 v) {
+  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
+}
+
+// One weight block, decoded once for all NX rows of x.
+struct WeightBlock {
+  __m256i codes;     // 32 codes: signed (q8_0, nf4 levels) or unsigned nibbles (q4_1)
+  __m256i abs;       // signed formats: |codes|
+  float d = 0;       // the scale the integer sum is multiplied by (before dx)
+  float m = 0;       // q4_1: the block's offset
+};
+
+template <PackedFormat F>
+inline WeightBlock decode_block(const uint8_t* row, int64_t b, const uint8_t* nf4_scales, __m256i nf4_table) {
+  WeightBlock w;
+  if constexpr (F == PackedFormat::q8_0) {
+    const uint8_t* blk = row + 34 * b;
+    w.d = gguf::load_fp16(blk);
+    w.codes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+    w.abs = _mm256_sign_epi8(w.codes, w.codes);
+  } else {
+    const uint8_t* bytes = F == PackedFormat::q4_1 ? row + 20 * b + 4 : row + 16 * b;
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes));
+    const __m256i nibbles = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), _mm256_set1_epi8(0x0F));
+    if constexpr (F == PackedFormat::q4_1) {
+      w.d = gguf::load_fp16(row + 20 * b);
+      w.m = gguf::load_fp16(row + 20 * b + 2);
+      w.codes = nibbles;
+    } else {  // nf4: one absmax per 64 weights = 2 blocks
+      w.d = gguf::load_fp16(nf4_scales + 2 * (b / 2)) * kInverse127;
+      w.codes = _mm256_shuffle_epi8(nf4_table, nibbles);
+      w.abs = _mm256_sign_epi8(w.codes, w.codes);
+    }
+  }
+  return w;
+}
+
+// y[i … i + NX, r] for row r of Ŵ.
+template <PackedFormat F, int NX>
+void dot_rows(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activations& a, int64_t i, float* y,
+              int64_t y_stride) {
+  const int64_t blocks = a.cols / kBlock;
+  const int8_t* q = a.q.data();
+  const float* scale = a.scale.data();
+  const float* sum = a.sum.data();
+  const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(nf4_levels_int8())));
+  // One row of x alone keeps two accumulators (even and odd blocks), so that a block's
+  // multiply-add need not wait for the previous one's.
+  constexpr int U = NX == 1 ? 2 : 1;
+  __m256 acc[U][NX];
+  float offset[U][NX] = {};
+  for (int u = 0; u < U; ++u)
+    for (int k = 0; k < NX; ++k) acc[u][k] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < blocks; ++b) {
+    const WeightBlock w = decode_block<F>(row, b, nf4_scales, table);
+    const int u = static_cast<int>(b % U);
+#pragma GCC unroll 4
+    for (int k = 0; k < NX; ++k) {
+      const int64_t xb = (i + k) * blocks + b;  // block b of x's row i + k
+      const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + xb * kBlock));
+      const __m256i sums = F == PackedFormat::q4_1 ? dot_u8_i8(w.codes, qx) : dot_u8_i8(w.abs, _mm256_sign_epi8(qx, w.codes));
+      acc[u][k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_set1_ps(w.d * scale[xb]), acc[u][k]);
+      if constexpr (F == PackedFormat::q4_1) offset[u][k] += w.m * sum[xb];
+    }
+  }
+  for (int k = 0; k < NX; ++k) {
+    __m256 total = acc[0][k];
+    float total_offset = offset[0][k];
+    for (int u = 1; u < U; ++u) {
+      total = _mm256_add_ps(total, acc[u][k]);
+      total_offset += offset[u][k];
+    }
+    y[(i + k) * y_stride] = sum_lanes(total) + total_offset;
+  }
+}
+
+#else  // no AVX2: the same sums, one code at a time
+
+template <PackedFormat F, int NX>
+void dot_rows(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activations& a, int64_t i, float* y,
+              int64_t y_stride) {
+  const int64_t blocks = a.cols / kBlock;
+  const int8_t* table = nf4_levels_int8();
+  for (int k = 0; k < NX; ++k) {
+    float total = 0, offset = 0;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t xb = (i + k) * blocks + b;
+      const int8_t* qx = a.q.data() + xb * kBlock;
+      int32_t s = 0;
+      float d = 0;
+      if constexpr (F == PackedFormat::q8_0) {
+        const uint8_t* blk = row + 34 * b;
+        d = gguf::load_fp16(blk);
+        for (int64_t j = 0; j < kBlock; ++j) s += static_cast<int8_t>(blk[2 + j]) * qx[j];
+      } else if constexpr (F == PackedFormat::q4_1) {
+        const uint8_t* blk = row + 20 * b;
+        d = gguf::load_fp16(blk);
+        offset += gguf::load_fp16(blk + 2) * a.sum[xb];
+        for (int64_t j = 0; j < 16; ++j) s += (blk[4 + j] & 15) * qx[j] + (blk[4 + j] >> 4) * qx[16 + j];
+      } else {
+        const uint8_t* bytes = row + 16 * b;
+        d = gguf::load_fp16(nf4_scales + 2 * (b / 2)) * kInverse127;
+        for (int64_t j = 0; j < 16; ++j) s += table[bytes[j] & 15] * qx[j] + table[bytes[j] >> 4] * qx[16 + j];
+      }
+      total += static_cast<float>(s) * (d * a.scale[xb]);
+    }
+    y[(i + k) * y_stride] = total + offset;
+  }
+}
+
+#endif
+
+template <PackedFormat F>
+void matmul(const uint8_t* w, int64_t rows, int64_t cols, const Int8Activations& a, float* y) {
+  const int64_t stride = row_stride(F, cols);
+  const uint8_t* codes = w;
+  const uint8_t* scales = nullptr;
+  if constexpr (F == PackedFormat::nf4) {
+    scales = w;  // one fp16 absmax per 64 weights, then the codes
+    codes = w + 2 * (rows * cols / 64);
+  }
+  // Ask for the bytes a few rows ahead: the hardware prefetcher alone leaves these short rows
+  // waiting on memory (as in packed_kernels.cpp).
+  const int64_t ahead = std::max<int64_t>(1, 4096 / stride);
+  parallel_for(rows, 64, [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r) {
+      if (r + ahead < rows)
+        for (int64_t off = 0; off < stride; off += 64) __builtin_prefetch(codes + (r + ahead) * stride + off);
+      const uint8_t* row = codes + r * stride;
+      const uint8_t* row_scales = F == PackedFormat::nf4 ? scales + 2 * (r * cols / 64) : nullptr;
+      int64_t i = 0;
+      for (; i + 4 <= a.n; i += 4) dot_rows<F, 4>(row, row_scales, a, i, y + r, rows);
+      for (; i < a.n; ++i) dot_rows<F, 1>(row, row_scales, a, i, y + r, rows);
+    }
+  });
+}
+
+}  // namespace
+
+void quantize_activations_int8(const float* x, int64_t n, int64_t cols, Int8Activations& out) {
+  if (cols % kBlock != 0)
+    throw std::invalid_argument(fmt::format("quantize_activations_int8: {} columns, not a multiple of 32", cols));
+  out.n = n;
+  out.cols = cols;
+  out.q.resize(n * cols);
+  out.scale.resize(n * cols / kBlock);
+  out.sum.resize(n * cols / kBlock);
+  for (int64_t b = 0; b < n * cols / kBlock; ++b) {
+    const float* xb = x + b * kBlock;
+    float amax = 0, sum = 0;
+    for (int64_t j = 0; j < kBlock; ++j) {
+      amax = std::max(amax, std::fabs(xb[j]));
+      sum += xb[j];
+    }
+    const float d = amax / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
+    for (int64_t j = 0; j < kBlock; ++j)  // |x · inverse| ≤ 127 up to rounding: clamp keeps it there
+      out.q[b * kBlock + j] = static_cast<int8_t>(std::clamp(std::nearbyint(xb[j] * inverse), -127.0f, 127.0f));
+    out.scale[b] = d;
+    out.sum[b] = sum;
+  }
+}
+
+const int8_t* nf4_levels_int8() {
+  static const std::array<int8_t, 16> table = [] {
+    std::array<int8_t, 16> t{};
+    for (int j = 0; j < 16; ++j) t[j] = static_cast<int8_t>(std::lround(127.0f * kNf4Levels[j]));
+    return t;
+  }();
+  return table.data();
+}
+
+bool has_int8_activation_kernel(PackedFormat format) {
+  return format == PackedFormat::q8_0 || format == PackedFormat::q4_1 || format == PackedFormat::nf4;
+}
+
+bool int8_activations_supported(PackedFormat format, int64_t cols) {
+  switch (format) {
+    case PackedFormat::q8_0:
+    case PackedFormat::q4_1: return cols % kBlock == 0;
+    case PackedFormat::nf4: return cols % 64 == 0;
+    default: return false;
+  }
+}
+
+void packed_matmul_int8_cpu(PackedFormat format, const uint8_t* w, int64_t rows, int64_t cols, const float* x,
+                            int64_t n, float* y) {
+  if (!int8_activations_supported(format, cols))
+    throw std::invalid_argument(fmt::format("packed_matmul_int8_cpu: no int8-activation kernel for {} with {} columns "
+                                            "(q8_0, q4_1: a multiple of 32; nf4: of 64)", format_flag(format), cols));
+  if (w == nullptr || x == nullptr || y == nullptr) throw std::invalid_argument("packed_matmul_int8_cpu: null pointer");
+  if (rows <= 0 || n < 0) throw std::invalid_argument(fmt::format("packed_matmul_int8_cpu: {} rows, n = {}", rows, n));
+  if (n == 0) return;
+  thread_local Int8Activations a;  // reused from call to call: a decode step makes ~200 products
+  quantize_activations_int8(x, n, cols, a);
+  switch (format) {
+    case PackedFormat::q8_0: matmul<PackedFormat::q8_0>(w, rows, cols, a, y); break;
+    case PackedFormat::q4_1: matmul<PackedFormat::q4_1>(w, rows, cols, a, y); break;
+    default:
+      reorder_even_odd(a);
+      matmul<PackedFormat::nf4>(w, rows, cols, a, y);
+      break;
+  }
+}
+
+}  // namespace infer::quant
