@@ -40,10 +40,13 @@ namespace infer::quant {
 
 // x [n, cols] rounded to int8 in blocks of 32 columns (cols a multiple of 32).
 struct Int8Activations {
+  struct Block {
+    float scale;  // dx = max |x| / 127 of the block (0 for a zero block)
+    float sum;    // Σ x over the block, in fp32 (q4_1's offset term); next to dx, so one load reads both
+  };
   int64_t n = 0, cols = 0;
-  std::vector<int8_t> q;     // [n, cols]: round(x / dx), in −127 … 127
-  std::vector<float> scale;  // [n, cols / 32]: dx = max |x| / 127 of the block (0 for a zero block)
-  std::vector<float> sum;    // [n, cols / 32]: Σ x over the block, in fp32 (q4_1's offset term)
+  std::vector<int8_t> q;       // [n, cols]: round(x / dx), in −127 … 127
+  std::vector<Block> blocks;   // [n, cols / 32]
 };
 void quantize_activations_int8(const float* x, int64_t n, int64_t cols, Int8Activations& out);
 

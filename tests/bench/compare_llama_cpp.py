@@ -15,7 +15,10 @@ median step (decode) or of each round's prefill, for both engines alike.
 
   ours       tests/bench/bench_quant (chapter 06's kernels, kernel_speed.hpp), run once per round:
              -m F32 file --formats q8_0,q4_1 --rounds 1 --json: it loads the F32 file, packs it in
-             Q8_0 and Q4_1 with chapter 06's quantizers and times fp32, Q8_0 and Q4_1.
+             Q8_0 and Q4_1 with chapter 06's quantizers and times fp32, Q8_0 and Q4_1 — the packed
+             formats twice: multiplied with fp32 activations, and with activations rounded to int8
+             (--int8-activations, int8_activations.hpp), which is what llama.cpp does for these
+             types. Decode has a row for each; prefill keeps fp32 activations in both (one row).
   llama.cpp  through llama-cpp-python's ctypes API (tests/bench/llama_cpp_decode.py's Context and
              Timing), on the F32 file and llama.cpp's own Q8_0 and Q4_1 quantizations of it, every
              matrix in the type ("pure": the tied embedding too), written once into data/cache.
@@ -218,12 +221,12 @@ def main():
 
     ours_cmd = ["--formats", "q8_0,q4_1", "--rounds", "1", "--steps", str(args.decode_steps),
                 "--context", str(args.context), "--prefill", str(args.prefill)]
-    ours_rounds = []  # per round: {flag: bench_quant's row}
+    ours_rounds = []  # per round: {(flag, activations): bench_quant's row}
     bandwidths = []
     for r in range(args.rounds):
         progress(f"round {r + 1} of {args.rounds}: ours ...")
         figures = run_ours(args, f32, ours_cmd)
-        ours_rounds.append({row["flag"]: row for row in figures["speed"]})
+        ours_rounds.append({(row["flag"], row["activations"]): row for row in figures["speed"]})
         bandwidths.append(figures["machine"]["read_bandwidth_bytes_per_s"])
         progress(f"round {r + 1} of {args.rounds}: llama.cpp ...")
         for name in FORMATS:
@@ -232,14 +235,17 @@ def main():
     rows = []
     for name in FORMATS:
         flag = OUR_FLAG[name]
-        ours_step = statistics.median(rr[flag]["decode_seconds"] for rr in ours_rounds)
-        ours_prefill = statistics.median(rr[flag]["prefill_seconds"] for rr in ours_rounds)
         t = theirs[name]
         their_step = median_of_round_medians(t.steps, args.decode_steps)
         their_prefill = statistics.median(t.prefills)
-        rows.append({"format": name, "workload": f"decode, context {args.context}",
-                     "ours_tokens_per_s": 1 / ours_step, "llama_cpp_tokens_per_s": 1 / their_step})
-        rows.append({"format": name, "workload": f"prefill, {args.prefill} tokens",
+        for activations in ("fp32", "int8"):
+            if (flag, activations) not in ours_rounds[0]:
+                continue  # F32: fp32 activations only
+            ours_step = statistics.median(rr[(flag, activations)]["decode_seconds"] for rr in ours_rounds)
+            rows.append({"format": name, "workload": f"decode, context {args.context}", "ours_activations": activations,
+                         "ours_tokens_per_s": 1 / ours_step, "llama_cpp_tokens_per_s": 1 / their_step})
+        ours_prefill = statistics.median(rr[(flag, "fp32")]["prefill_seconds"] for rr in ours_rounds)
+        rows.append({"format": name, "workload": f"prefill, {args.prefill} tokens", "ours_activations": "fp32",
                      "ours_tokens_per_s": args.prefill / ours_prefill,
                      "llama_cpp_tokens_per_s": args.prefill / their_prefill})
         t.c.close()
@@ -257,12 +263,12 @@ def main():
     print(our_build_line(args.ours))
     print(f"llama.cpp: llama-cpp-python {llama_cpp.__version__}; {system_info}")
     print()
-    header = (f"{'format':6}  {'workload':20}  {'ours tok/s':>10}  {'llama.cpp tok/s':>15}  "
+    header = (f"{'format':6}  {'workload':20}  {'our x':5}  {'ours tok/s':>10}  {'llama.cpp tok/s':>15}  "
               f"{'ours ÷ llama.cpp':>16}  {'target':>6}  verdict")
     print(header)
     print("-" * len(header))
     for row in rows:
-        print(f"{row['format']:6}  {row['workload']:20}  {row['ours_tokens_per_s']:10.1f}  "
+        print(f"{row['format']:6}  {row['workload']:20}  {row['ours_activations']:5}  {row['ours_tokens_per_s']:10.1f}  "
               f"{row['llama_cpp_tokens_per_s']:15.1f}  {row['ratio']:16.3f}  {'≥ ' + format(TARGET, '.1f'):>6}  "
               f"{'met' if row['met'] else 'NOT met'}")
     print()
@@ -276,8 +282,9 @@ def main():
           f"{args.decode_steps} steps; prefill: {args.prefill} tokens in one pass, median of {args.rounds}; "
           f"both engines compute the logits of the last token only.")
     print(f"differences: ours loads the F32 file and packs Q8_0 / Q4_1 itself at load (bytes checked above), "
-          f"llama.cpp reads its quantized files; ours multiplies in fp32, llama.cpp quantizes the activations "
-          f"to 8 bits for Q8_0 / Q4_1 matrices (integer dot products); KV cache: ours fp32, llama.cpp {kv_type} "
+          f"llama.cpp reads its quantized files; llama.cpp rounds the activations to 8 bits for Q8_0 / Q4_1 "
+          f"matrices (integer dot products), ours does too in the rows 'our x' = int8 (--int8-activations, decode "
+          f"only) and multiplies fp32 activations in the rows fp32; KV cache: ours fp32, llama.cpp {kv_type} "
           f"(flash attention: {flash}); tokens: ours a repeated English text, llama.cpp random ids "
           f"(the cost does not depend on which tokens).")
 
@@ -285,10 +292,10 @@ def main():
         with open(args.csv, "a", newline="") as f:
             f.write(f"# Ours ÷ llama.cpp on the same GGUF files, {args.threads} threads, {args.rounds} rounds\n")
             w = csv.writer(f)
-            w.writerow(["format", "workload", "ours (tokens/s)", "llama.cpp (tokens/s)", "ours ÷ llama.cpp",
+            w.writerow(["format", "workload", "our activations", "ours (tokens/s)", "llama.cpp (tokens/s)", "ours ÷ llama.cpp",
                         "target (ours ÷ llama.cpp)", "verdict"])
             for row in rows:
-                w.writerow([row["format"], row["workload"], f"{row['ours_tokens_per_s']:.1f}",
+                w.writerow([row["format"], row["workload"], row["ours_activations"], f"{row['ours_tokens_per_s']:.1f}",
                             f"{row['llama_cpp_tokens_per_s']:.1f}", f"{row['ratio']:.3f}", row["target"],
                             "met" if row["met"] else "NOT met"])
             f.write("\n")

@@ -77,10 +77,10 @@ TEST_CASE("quantize_activations_int8 rounds each block of 32 to its own absmax /
   for (int j = 32; j < 64; ++j) x[j] = 0.0f;  // block 1: all zero
   Int8Activations a;
   quantize_activations_int8(x.data(), 2, 64, a);
-  REQUIRE(a.scale.size() == 4);
-  CHECK(a.scale[0] == 2.0f);
+  REQUIRE(a.blocks.size() == 4);
+  CHECK(a.blocks[0].scale == 2.0f);
   CHECK(a.q[5] == 127);
-  CHECK(a.scale[1] == 0.0f);
+  CHECK(a.blocks[1].scale == 0.0f);
   for (int j = 32; j < 64; ++j) CHECK(a.q[j] == 0);
   for (int64_t b = 0; b < 4; ++b) {
     double sum = 0;
@@ -88,9 +88,9 @@ TEST_CASE("quantize_activations_int8 rounds each block of 32 to its own absmax /
       const float v = x[b * 32 + j];
       sum += v;
       CHECK(std::abs(a.q[b * 32 + j]) <= 127);
-      CHECK(std::fabs(v - a.scale[b] * a.q[b * 32 + j]) <= 0.5f * a.scale[b] * 1.0001f);
+      CHECK(std::fabs(v - a.blocks[b].scale * a.q[b * 32 + j]) <= 0.5f * a.blocks[b].scale * 1.0001f);
     }
-    CHECK(std::fabs(a.sum[b] - sum) <= 1e-4 * (1 + std::fabs(sum)));
+    CHECK(std::fabs(a.blocks[b].sum - sum) <= 1e-4 * (1 + std::fabs(sum)));
   }
   CHECK_THROWS_AS(quantize_activations_int8(x.data(), 1, 48, a), std::invalid_argument);
 }
@@ -122,12 +122,12 @@ TEST_CASE("the int8-activation kernels compute the stated integer products, with
             double ref = 0, magnitude = 0, exact = 0, bound = 0;
             for (int64_t c = 0; c < cols; ++c) {
               const int64_t wi = r * cols + c, xi = i * cols + c, b = xi / 32;
-              const double x_hat = static_cast<double>(a.scale[b]) * a.q[xi];
+              const double x_hat = static_cast<double>(a.blocks[b].scale) * a.q[xi];
               const double term = k.w[wi] * x_hat + k.offset[wi] * (x[xi] - x_hat);
               ref += term;
               magnitude += std::fabs(term);
               exact += static_cast<double>(w_hat[wi]) * x[xi];
-              bound += std::fabs(w_hat[wi] - k.offset[wi]) * a.scale[b] / 2;  // q4_1: only d·q meets the rounded x
+              bound += std::fabs(w_hat[wi] - k.offset[wi]) * a.blocks[b].scale / 2;  // q4_1: only d·q meets the rounded x
               if (format == PackedFormat::nf4) bound += std::fabs(x[xi]) * f16_at(packed.bytes.data() + 2 * (wi / 64)) / 254;
             }
             const double got = y[i * rows + r];

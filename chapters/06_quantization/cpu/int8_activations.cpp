@@ -85,8 +85,8 @@ float sum_lanes(__m256 v) {
 struct WeightBlock {
   __m256i codes;     // 32 codes: signed (q8_0, nf4 levels) or unsigned nibbles (q4_1)
   __m256i abs;       // signed formats: |codes|
-  float d = 0;       // the scale the integer sum is multiplied by (before dx)
-  float m = 0;       // q4_1: the block's offset
+  float d = 0;       // q8_0, nf4: the scale the integer sum is multiplied by (before dx)
+  __m128 dm;         // q4_1: [d, m, 0, 0], both fp16 converted by one instruction
 };
 
 template <PackedFormat F>
@@ -102,8 +102,9 @@ inline WeightBlock decode_block(const uint8_t* row, int64_t b, const uint8_t* nf
     const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes));
     const __m256i nibbles = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), _mm256_set1_epi8(0x0F));
     if constexpr (F == PackedFormat::q4_1) {
-      w.d = gguf::load_fp16(row + 20 * b);
-      w.m = gguf::load_fp16(row + 20 * b + 2);
+      uint32_t dm;
+      std::memcpy(&dm, row + 20 * b, 4);
+      w.dm = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(dm)));
       w.codes = nibbles;
     } else {  // nf4: one absmax per 64 weights = 2 blocks
       w.d = gguf::load_fp16(nf4_scales + 2 * (b / 2)) * kInverse127;
@@ -120,16 +121,18 @@ void dot_rows(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activatio
               int64_t y_stride) {
   const int64_t blocks = a.cols / kBlock;
   const int8_t* q = a.q.data();
-  const float* scale = a.scale.data();
-  const float* sum = a.sum.data();
+  const Int8Activations::Block* xblocks = a.blocks.data();
   const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(nf4_levels_int8())));
   // One row of x alone keeps two accumulators (even and odd blocks), so that a block's
   // multiply-add need not wait for the previous one's.
   constexpr int U = NX == 1 ? 2 : 1;
   __m256 acc[U][NX];
-  float offset[U][NX] = {};
+  __m128 offset[U][NX];  // q4_1: lane 1 sums m · Σx
   for (int u = 0; u < U; ++u)
-    for (int k = 0; k < NX; ++k) acc[u][k] = _mm256_setzero_ps();
+    for (int k = 0; k < NX; ++k) {
+      acc[u][k] = _mm256_setzero_ps();
+      offset[u][k] = _mm_setzero_ps();
+    }
   for (int64_t b = 0; b < blocks; ++b) {
     const WeightBlock w = decode_block<F>(row, b, nf4_scales, table);
     const int u = static_cast<int>(b % U);
@@ -138,18 +141,25 @@ void dot_rows(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activatio
       const int64_t xb = (i + k) * blocks + b;  // block b of x's row i + k
       const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + xb * kBlock));
       const __m256i sums = F == PackedFormat::q4_1 ? dot_u8_i8(w.codes, qx) : dot_u8_i8(w.abs, _mm256_sign_epi8(qx, w.codes));
-      acc[u][k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_set1_ps(w.d * scale[xb]), acc[u][k]);
-      if constexpr (F == PackedFormat::q4_1) offset[u][k] += w.m * sum[xb];
+      if constexpr (F == PackedFormat::q4_1) {
+        // [d, m] × [dx, Σx] = [d·dx, m·Σx]: the block's scale and its offset term at once
+        const __m128 x_scale_sum = _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(xblocks + xb)));
+        const __m128 scale_offset = _mm_mul_ps(w.dm, x_scale_sum);
+        acc[u][k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_broadcastss_ps(scale_offset), acc[u][k]);
+        offset[u][k] = _mm_add_ps(offset[u][k], scale_offset);
+      } else {
+        acc[u][k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_set1_ps(w.d * xblocks[xb].scale), acc[u][k]);
+      }
     }
   }
   for (int k = 0; k < NX; ++k) {
     __m256 total = acc[0][k];
-    float total_offset = offset[0][k];
+    __m128 total_offset = offset[0][k];
     for (int u = 1; u < U; ++u) {
       total = _mm256_add_ps(total, acc[u][k]);
-      total_offset += offset[u][k];
+      total_offset = _mm_add_ps(total_offset, offset[u][k]);
     }
-    y[(i + k) * y_stride] = sum_lanes(total) + total_offset;
+    y[(i + k) * y_stride] = sum_lanes(total) + _mm_cvtss_f32(_mm_movehdup_ps(total_offset));  // + lane 1
   }
 }
 
@@ -174,14 +184,14 @@ void dot_rows(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activatio
       } else if constexpr (F == PackedFormat::q4_1) {
         const uint8_t* blk = row + 20 * b;
         d = gguf::load_fp16(blk);
-        offset += gguf::load_fp16(blk + 2) * a.sum[xb];
+        offset += gguf::load_fp16(blk + 2) * a.blocks[xb].sum;
         for (int64_t j = 0; j < 16; ++j) s += (blk[4 + j] & 15) * qx[j] + (blk[4 + j] >> 4) * qx[16 + j];
       } else {
         const uint8_t* bytes = row + 16 * b;
         d = gguf::load_fp16(nf4_scales + 2 * (b / 2)) * kInverse127;
         for (int64_t j = 0; j < 16; ++j) s += table[bytes[j] & 15] * qx[j] + table[bytes[j] >> 4] * qx[16 + j];
       }
-      total += static_cast<float>(s) * (d * a.scale[xb]);
+      total += static_cast<float>(s) * (d * a.blocks[xb].scale);
     }
     y[(i + k) * y_stride] = total + offset;
   }
@@ -222,8 +232,7 @@ void quantize_activations_int8(const float* x, int64_t n, int64_t cols, Int8Acti
   out.n = n;
   out.cols = cols;
   out.q.resize(n * cols);
-  out.scale.resize(n * cols / kBlock);
-  out.sum.resize(n * cols / kBlock);
+  out.blocks.resize(n * cols / kBlock);
   for (int64_t b = 0; b < n * cols / kBlock; ++b) {
     const float* xb = x + b * kBlock;
     float amax = 0, sum = 0;
@@ -234,8 +243,7 @@ void quantize_activations_int8(const float* x, int64_t n, int64_t cols, Int8Acti
     const float d = amax / 127.0f, inverse = d > 0 ? 1.0f / d : 0.0f;
     for (int64_t j = 0; j < kBlock; ++j)  // |x · inverse| ≤ 127 up to rounding: clamp keeps it there
       out.q[b * kBlock + j] = static_cast<int8_t>(std::clamp(std::nearbyint(xb[j] * inverse), -127.0f, 127.0f));
-    out.scale[b] = d;
-    out.sum[b] = sum;
+    out.blocks[b] = {d, sum};
   }
 }
 

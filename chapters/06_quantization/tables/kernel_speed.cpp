@@ -129,7 +129,8 @@ Table speed_table(const std::vector<SpeedRow>& rows, const SpeedOptions& o, cons
   const SpeedRow& base = rows[0];
   for (const SpeedRow& r : rows) {
     const double streamed = r.bytes_per_token / r.decode_seconds;  // bytes/s
-    t.add_row({r.scheme, r.flag.empty() ? "(none)" : r.flag, r.activations, format_bytes(r.model_bytes),
+    const std::string label = r.activations == "int8" ? r.scheme + " · int8 x" : r.scheme;  // a plot's points too
+    t.add_row({label, r.flag.empty() ? "(none)" : r.flag, r.activations, format_bytes(r.model_bytes),
                fmt::format("{:.3f}", r.bits_per_weight), fmt::format("{:.1f}", 1.0 / r.decode_seconds),
                fmt::format("{:.2f}", streamed / 1e9), fmt::format("{:.0f}%", 100.0 * streamed / bandwidth),
                fmt::format("{:.0f}", o.prefill_tokens / r.prefill_seconds),
