@@ -141,7 +141,7 @@ CHAPTERS = [
         runs=[Run("quality", ["--eval-tokens", "512", "--agree-tokens", "16", "--answer-tokens", "12"],
                   []),
               Run("quant", ["--quant", "nf4", "-n", "24"]),
-              Run("speed", ["--speed", "--rounds", "1"], ["--speed", "--rounds", "3"]),
+              Run("speed", ["--speed", "--rounds", "1", "--eval-tokens", "512"], ["--speed", "--rounds", "3"]),
               Run("memory", ["--memory"], threads=False),
               # Ours ÷ llama.cpp built natively, same files and threads (needs llama-cpp-python; the
               # script's docstring says how to install it): the README's comparison, --full only.

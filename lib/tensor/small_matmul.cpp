@@ -70,12 +70,22 @@ void tile(const float* const (&w)[TW], const float* const (&x)[TX], int k, float
     }
 }
 
+// While a tile's weight rows are multiplied, the rows of the tile after the next are asked for
+// (software prefetch). The hardware prefetcher alone left decode at 76–81% of the read bandwidth;
+// asking 1, 2, 4 or 8 tiles ahead gave 80–87%, 2 tiles among the best (AVX2 machine, fp32 decode
+// matrices, 2 threads, 3 interleaved runs).
+constexpr int kPrefetchTiles = 2;
+
 // Weight rows [first, last) against every activation row, TW weight rows at a time.
 template <int TW>
 void weight_rows(int first, int last, int n, int m, int k, const float* w, const float* x, float* y) {
   for (int j = first; j + TW <= last; j += TW) {
     const float* wr[TW];
     for (int a = 0; a < TW; ++a) wr[a] = w + at(j + a, k);
+    if (const int ahead = j + kPrefetchTiles * TW; ahead + TW <= last) {
+      const char* p = reinterpret_cast<const char*>(w + at(ahead, k));
+      for (int64_t byte = 0; byte < int64_t{TW} * k * 4; byte += 64) __builtin_prefetch(p + byte);
+    }
     const auto store = [&]<int TX>(int t, const float (&out)[TW][TX]) {
       for (int a = 0; a < TW; ++a)
         for (int b = 0; b < TX; ++b) y[at(t + b, m) + j + a] = out[a][b];
