@@ -38,7 +38,6 @@ namespace {
 constexpr int64_t kBlock = 32;
 constexpr float kInverse127 = 1.0f / 127.0f;  // nf4: T = round(127·L), so ŵ ≈ a · (1/127) · T
 
-
 // Bytes of one row of Ŵ's codes (and, for q8_0/q4_1, its scales).
 int64_t row_stride(PackedFormat format, int64_t cols) {
   switch (format) {
