@@ -71,9 +71,9 @@ void tile(const float* const (&w)[TW], const float* const (&x)[TX], int k, float
 }
 
 // While a tile's weight rows are multiplied, the rows of the tile after the next are asked for
-// (software prefetch). The hardware prefetcher alone left decode at 76–81% of the read bandwidth;
-// asking 1, 2, 4 or 8 tiles ahead gave 80–87%, 2 tiles among the best (AVX2 machine, fp32 decode
-// matrices, 2 threads, 3 interleaved runs).
+// (software prefetch): on the AVX2 machine, in interleaved runs over a decode step's fp32
+// matrices, asking 1 or 2 tiles ahead streamed a few per cent faster than the hardware
+// prefetcher alone, 8 tiles ahead no faster. bench_decode prints the fraction of bandwidth.
 constexpr int kPrefetchTiles = 2;
 
 // Weight rows [first, last) against every activation row, TW weight rows at a time.

@@ -260,12 +260,7 @@ bool has_int8_activation_kernel(PackedFormat format) {
 }
 
 bool int8_activations_supported(PackedFormat format, int64_t cols) {
-  switch (format) {
-    case PackedFormat::q8_0:
-    case PackedFormat::q4_1: return cols % kBlock == 0;
-    case PackedFormat::nf4: return cols % 64 == 0;
-    default: return false;
-  }
+  return has_int8_activation_kernel(format) && cols % (format == PackedFormat::nf4 ? 64 : kBlock) == 0;
 }
 
 void packed_matmul_int8_cpu(PackedFormat format, const uint8_t* w, int64_t rows, int64_t cols, const float* x,
