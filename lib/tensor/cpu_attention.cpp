@@ -42,6 +42,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include <xsimd/xsimd.hpp>
@@ -51,10 +52,14 @@
 namespace infer::cpu {
 namespace {
 
-using Batch = xsimd::batch<float>;  // one SIMD register of floats: 16 with AVX-512, 8 with AVX2
+// One SIMD register of floats: eight lanes wherever the CPU has them (AVX2, and also on AVX-512
+// machines, so that both kinds run the same instructions), else what it has.
+using Batch8 = xsimd::make_sized_batch_t<float, 8>;
+using Batch = std::conditional_t<std::is_void_v<Batch8>, xsimd::batch<float>, Batch8>;
 constexpr int64_t kWidth = Batch::size;
 constexpr int64_t kQueryBlock = 16;  // queries per work item (× G rows)
-constexpr int kKeyTile = 4;          // keys a row takes at a time: four independent sums in flight
+constexpr int kKeyTile = kWidth / 2;  // keys a pair of rows takes at a time: 2 × 4 sums in flight, one register of results
+constexpr int kValueTile = 8;        // value rows added to a row's output at a time
 
 int64_t round_up(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
 
@@ -74,45 +79,75 @@ void locate_rows(const KvRows& kv, int64_t n, int64_t head_offset, std::vector<c
 
 // Asks the memory system for the rows a few tiles ahead of the ones in use, so that a long
 // walk over the cache (a decode step at a long context) does not wait on one row at a time.
-constexpr int64_t kPrefetchAhead = 8 * kKeyTile;
-inline void prefetch_rows(const std::vector<const float*>& rows, int64_t j0, int64_t n, int64_t d) {
-  for (int64_t j = j0 + kPrefetchAhead; j < std::min(n, j0 + kPrefetchAhead + kKeyTile); ++j)
+// `tile`: the rows the caller takes at a time, from j0.
+constexpr int64_t kPrefetchAhead = 32;
+inline void prefetch_rows(const std::vector<const float*>& rows, int64_t j0, int64_t tile, int64_t n, int64_t d) {
+  for (int64_t j = j0 + kPrefetchAhead; j < std::min(n, j0 + kPrefetchAhead + tile); ++j)
     for (int64_t i = 0; i < d; i += 64 / static_cast<int64_t>(sizeof(float)))  // one 64-byte cache line at a time
       __builtin_prefetch(rows[j] + i);
 }
 
-// s[n] = q · k_n · scale for N keys (N = 1 or kKeyTile), over d floats: each sum runs in kWidth lanes
-// down the row, then across the lanes. Every key's sum sees the same operations in the same
-// order whatever N is, so a score has the same bits computed alone or in a tile; N > 1 only
-// lets the loads and multiply-adds of N keys overlap.
-template <int N>
-inline void dot_keys(const float* q, const float* const* keys, int64_t d, float scale, float* s) {
-  Batch lanes[N];
-  for (int n = 0; n < N; ++n) lanes[n] = Batch(0.0f);
+// kWidth partial sums (one register each) summed across their lanes at once: lane n of the
+// result is the sum of acc[n]'s lanes, by one fixed tree (with eight lanes ((l0 + l1) + (l2 + l3))
+// + ((l4 + l5) + (l6 + l7))) whatever the other registers hold.
+inline Batch sum_lanes(const Batch* acc) { return xsimd::haddp(acc); }
+
+// s[r · s_stride + n] = q_r · k_n · scale for R query rows and N keys (R·N ≤ kWidth), over d
+// floats. Each sum runs in kWidth lanes down the row (one register per (row, key)), then across
+// the lanes by sum_lanes. Every score sees the same operations in the same order whatever R and N are, so
+// it has the same bits computed alone or in a tile; a tile lets each load of a key row serve R
+// rows and each load of a query row serve N keys.
+template <int R, int N>
+inline void dot_keys(const float* const* q, const float* const* keys, int64_t d, float scale, float* s, int64_t s_stride) {
+  static_assert(R * N <= kWidth);
+  Batch acc[kWidth];
+  for (int64_t n = 0; n < kWidth; ++n) acc[n] = Batch(0.0f);
+  const float* k[N];
+  for (int n = 0; n < N; ++n) k[n] = keys[n];
   int64_t i = 0;
   for (; i + kWidth <= d; i += kWidth) {
-    const Batch qi = Batch::load_unaligned(q + i);
-    for (int n = 0; n < N; ++n) lanes[n] = xsimd::fma(qi, Batch::load_unaligned(keys[n] + i), lanes[n]);
+    Batch qi[R];
+    for (int r = 0; r < R; ++r) qi[r] = Batch::load_unaligned(q[r] + i);
+    for (int n = 0; n < N; ++n) {
+      const Batch kn = Batch::load_unaligned(k[n] + i);
+      for (int r = 0; r < R; ++r) acc[r * N + n] = xsimd::fma(qi[r], kn, acc[r * N + n]);
+    }
   }
-  for (int n = 0; n < N; ++n) {
-    float sum = xsimd::hadd(lanes[n]);
-    for (int64_t t = i; t < d; ++t) sum += q[t] * keys[n][t];  // the tail when D is not a multiple of the width
-    s[n] = sum * scale;
+  alignas(64) float sums[kWidth];
+  if (i == d) {  // no tail (D a multiple of the width): scale all the sums at once
+    (sum_lanes(acc) * Batch(scale)).store_aligned(sums);
+    for (int r = 0; r < R; ++r) std::copy_n(sums + r * N, N, s + r * s_stride);
+    return;
   }
+  sum_lanes(acc).store_aligned(sums);
+  for (int r = 0; r < R; ++r)
+    for (int n = 0; n < N; ++n) {
+      float sum = sums[r * N + n];
+      for (int64_t t = i; t < d; ++t) sum += q[r][t] * k[n][t];  // the tail when D is not a multiple of the width
+      s[r * s_stride + n] = sum * scale;
+    }
 }
 
 // out[0 … d) += Σ_n p[n] · v_n for N value rows, added one after the other (n = 0 first): the
 // same operations in the same order as N calls with N = 1, with out loaded and stored once.
 template <int N>
 inline void add_values(float* out, const float* p, const float* const* values, int64_t d) {
+  // Local copies: out might alias p or the row pointers as far as the compiler knows, and it
+  // would load them again after every store.
+  Batch pn[N];
+  const float* v[N];
+  for (int n = 0; n < N; ++n) {
+    pn[n] = Batch(p[n]);
+    v[n] = values[n];
+  }
   int64_t i = 0;
   for (; i + kWidth <= d; i += kWidth) {
     Batch o = Batch::load_unaligned(out + i);
-    for (int n = 0; n < N; ++n) o = xsimd::fma(Batch(p[n]), Batch::load_unaligned(values[n] + i), o);
+    for (int n = 0; n < N; ++n) o = xsimd::fma(pn[n], Batch::load_unaligned(v[n] + i), o);
     o.store_unaligned(out + i);
   }
   for (; i < d; ++i)
-    for (int n = 0; n < N; ++n) out[i] += p[n] * values[n][i];
+    for (int n = 0; n < N; ++n) out[i] += p[n] * v[n][i];
 }
 
 // Turns one row of scores s[0 … n) into probabilities, in place:
@@ -127,12 +162,16 @@ inline void softmax_row(float* s, int64_t n) {
   std::array<float, kWidth> lanes;
   max_lanes.store_unaligned(lanes.data());
   const Batch max_score(*std::max_element(lanes.begin(), lanes.end()));
-  double sum = 0.0;  // in double, as the old scalar loop: thousands of terms of very different sizes
+  // The sum in double (thousands of terms of very different sizes), one running sum per lane,
+  // added up in lane order at the end.
+  std::array<double, kWidth> lane_sums{};
   for (int64_t j = 0; j < padded; j += kWidth) {
     const Batch e = xsimd::exp(Batch::load_unaligned(s + j) - max_score);
     e.store_unaligned(s + j);
-    sum += static_cast<double>(xsimd::hadd(e));
+    for (int64_t l = 0; l < kWidth; ++l) lane_sums[l] += static_cast<double>(s[j + l]);
   }
+  double sum = 0.0;
+  for (const double lane : lane_sums) sum += lane;
   const Batch inv_sum(static_cast<float>(1.0 / sum));
   for (int64_t j = 0; j < padded; j += kWidth) (Batch::load_unaligned(s + j) * inv_sum).store_unaligned(s + j);
 }
@@ -185,31 +224,32 @@ void attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, i
       const auto score_row = [&](int64_t r) { return &scores[r * row_len]; };
 
       // 1. S = Q_g · K_gᵀ / sqrt(D), kKeyTile keys at a time: the tile's key rows are read
-      //    once (from memory into cache) for every row that sees them. A row that sees only
-      //    part of a tile (the causal diagonal) takes its keys one by one.
+      //    once (from memory into cache) for every row that sees them, two rows at a time so
+      //    that each load serves both. A row that sees only part of a tile (the causal
+      //    diagonal) takes its keys one by one.
       for (int64_t j0 = 0; j0 < n_keys; j0 += kKeyTile) {
-        prefetch_rows(key_rows, j0, n_keys, head_dim);
-        for (int64_t r = first_row(j0); r < n_rows; ++r) {
-          const int64_t seen = std::min<int64_t>(kKeyTile, n_seen[r] - j0);
-          const float* qr = q_rows[r];
-          float* s = score_row(r) + j0;
-          if (seen == kKeyTile) dot_keys<kKeyTile>(qr, &key_rows[j0], head_dim, scale, s);
-          else for (int64_t n = 0; n < seen; ++n) dot_keys<1>(qr, &key_rows[j0 + n], head_dim, scale, s + n);
-        }
+        prefetch_rows(key_rows, j0, kKeyTile, n_keys, head_dim);
+        // Rows see more keys as r grows: first the diagonal's rows, which see part of the
+        // tile, then rows that see all of it.
+        int64_t r = first_row(j0);
+        for (; r < n_rows && n_seen[r] - j0 < kKeyTile; ++r)
+          for (int64_t j = j0; j < n_seen[r]; ++j) dot_keys<1, 1>(&q_rows[r], &key_rows[j], head_dim, scale, score_row(r) + j, 0);
+        for (; r + 2 <= n_rows; r += 2) dot_keys<2, kKeyTile>(&q_rows[r], &key_rows[j0], head_dim, scale, score_row(r) + j0, row_len);
+        if (r < n_rows) dot_keys<1, kKeyTile>(&q_rows[r], &key_rows[j0], head_dim, scale, score_row(r) + j0, 0);
       }
 
       // 2. P = softmax(S), row by row, over the keys each row sees.
       for (int64_t r = 0; r < n_rows; ++r) softmax_row(score_row(r), n_seen[r]);
 
-      // 3. O = P · V_g, kKeyTile value rows at a time, read once for every row that sees them.
+      // 3. O = P · V_g, kValueTile value rows at a time, read once for every row that sees them.
       for (int64_t r = 0; r < n_rows; ++r) std::fill_n(out_rows[r], head_dim, 0.0f);
-      for (int64_t j0 = 0; j0 < n_keys; j0 += kKeyTile) {
-        prefetch_rows(value_rows, j0, n_keys, head_dim);
+      for (int64_t j0 = 0; j0 < n_keys; j0 += kValueTile) {
+        prefetch_rows(value_rows, j0, kValueTile, n_keys, head_dim);
         for (int64_t r = first_row(j0); r < n_rows; ++r) {
-          const int64_t seen = std::min<int64_t>(kKeyTile, n_seen[r] - j0);
+          const int64_t seen = std::min<int64_t>(kValueTile, n_seen[r] - j0);
           float* o = out_rows[r];
           const float* p = score_row(r) + j0;
-          if (seen == kKeyTile) add_values<kKeyTile>(o, p, &value_rows[j0], head_dim);
+          if (seen == kValueTile) add_values<kValueTile>(o, p, &value_rows[j0], head_dim);
           else for (int64_t n = 0; n < seen; ++n) add_values<1>(o, p + n, &value_rows[j0 + n], head_dim);
         }
       }

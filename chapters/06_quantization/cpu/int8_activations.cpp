@@ -132,9 +132,10 @@ void dot_rows(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activatio
       acc[u][k] = _mm256_setzero_ps();
       offset[u][k] = _mm_setzero_ps();
     }
-  for (int64_t b = 0; b < blocks; ++b) {
+  // Block b into accumulator set u (u a compile-time constant below, so the accumulators stay in
+  // registers: indexed by b % U at run time, they went through memory on every block).
+  const auto accumulate = [&](int64_t b, int u) {
     const WeightBlock w = decode_block<F>(row, b, nf4_scales, table);
-    const int u = static_cast<int>(b % U);
 #pragma GCC unroll 4
     for (int k = 0; k < NX; ++k) {
       const int64_t xb = (i + k) * blocks + b;  // block b of x's row i + k
@@ -150,7 +151,12 @@ void dot_rows(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activatio
         acc[u][k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_set1_ps(w.d * xblocks[xb].scale), acc[u][k]);
       }
     }
-  }
+  };
+  int64_t b = 0;
+  for (; b + U <= blocks; b += U)
+#pragma GCC unroll 2
+    for (int u = 0; u < U; ++u) accumulate(b + u, u);
+  for (; b < blocks; ++b) accumulate(b, 0);
   for (int k = 0; k < NX; ++k) {
     __m256 total = acc[0][k];
     __m128 total_offset = offset[0][k];
