@@ -20,6 +20,7 @@
 // (n = 1)" below): 8 bytes are zero-extended to 8 lanes and give 16 weights at once, the low
 // nibbles (even columns) by `& 15` and the high ones (odd columns) by `>> 4`, multiplied with x
 // reordered once per call into the same even/odd order; q4_1's layout already pairs that way.
+// nf4 looks its levels up 32 codes at a time with byte shuffles instead (dot_nf4_row).
 //
 // The threads split the output rows (lib's thread pool, as lib's small-n kernel does). A small batch (n < 32: a few
 // decoding sequences) decodes each chunk once for up to 4 rows of x, so the weight read and
@@ -387,48 +388,96 @@ void reorder_even_odd(const float* x, int64_t cols, float* out) {
     }
 }
 
-// y[r] for a row of int4-g128 (kNf4 = false) or nf4; xr from reorder_even_odd.
-template <bool kNf4>
-HWY_INLINE float dot_nibble_row(const View& v, int64_t r, const float* xr) {
+// y[r] for a row of int4-g128; xr from reorder_even_odd.
+HWY_INLINE float dot_int4_row(const View& v, int64_t r, const float* xr) {
   const DF df;
   const DU du;
   const hn::Rebind<uint8_t, DF> d8;
-  const int shift = kNf4 ? 6 : 7;  // log2 of the group: flat index → scale index
   VF even[2] = {hn::Zero(df), hn::Zero(df)}, odd[2] = {hn::Zero(df), hn::Zero(df)};  // 8 lanes each
   for (int64_t c0 = 0; c0 < v.cols; c0 += kFastRun) {
     const int64_t i0 = r * v.cols + c0;  // flat index of the run's first weight (even)
-    const float s = gguf::load_fp16(v.scales + 2 * (i0 >> shift));
+    const float s = gguf::load_fp16(v.scales + 2 * (i0 >> 7));
     const uint8_t* p = v.codes + i0 / 2;  // 32 bytes: the run's 64 codes
-    if constexpr (kNf4) {
-      // The block's 16 weights fl(absmax · level) in two registers; vpermps picks lane
-      // (code & 7) of both, bit 3 of the code (moved to the sign bit) chooses which.
-      const Table16 table(kNf4Levels.data(), s);
+    // (q − 8) · s as one fused multiply-add q · s + (−8 s): −8 s is exact and the FMA rounds
+    // the exact (q − 8) · s once, so the weight is dequantize()'s (a zero may come out +0).
+    const VF scale = hn::Set(df, s), bias = hn::Set(df, -8.0f * s);
 #pragma GCC unroll 4
-      for (int64_t k = 0; k < kFastRun; k += 16) {
-        const VU bytes = hn::PromoteTo(du, hn::LoadU(d8, p + k / 2));  // 8 bytes: 16 codes
-        const VU hi = hn::ShiftRight<4>(bytes);  // the odd codes; `bytes` has the even ones in bits 0–3
-        const VF w_even = hn::IfNegativeThenElse(hn::BitCast(df, hn::ShiftLeft<28>(bytes)), table.lookup_hi(bytes),
-                                                 table.lookup_lo(bytes));
-        const VF w_odd = hn::IfNegativeThenElse(hn::BitCast(df, hn::ShiftLeft<24>(bytes)), table.lookup_hi(hi),
-                                                table.lookup_lo(hi));
-        even[k / 16 % 2] = hn::MulAdd(w_even, hn::LoadU(df, xr + c0 + k), even[k / 16 % 2]);
-        odd[k / 16 % 2] = hn::MulAdd(w_odd, hn::LoadU(df, xr + c0 + k + 8), odd[k / 16 % 2]);
-      }
-    } else {
-      // (q − 8) · s as one fused multiply-add q · s + (−8 s): −8 s is exact and the FMA rounds
-      // the exact (q − 8) · s once, so the weight is dequantize()'s (a zero may come out +0).
-      const VF scale = hn::Set(df, s), bias = hn::Set(df, -8.0f * s);
-#pragma GCC unroll 4
-      for (int64_t k = 0; k < kFastRun; k += 16) {
-        const VU bytes = hn::PromoteTo(du, hn::LoadU(d8, p + k / 2));  // 8 bytes: 16 codes
-        const VF q_even = hn::ConvertTo(df, hn::BitCast(DI(), hn::And(bytes, hn::Set(du, 15))));
-        const VF q_odd = hn::ConvertTo(df, hn::BitCast(DI(), hn::ShiftRight<4>(bytes)));
-        even[k / 16 % 2] = hn::MulAdd(hn::MulAdd(q_even, scale, bias), hn::LoadU(df, xr + c0 + k), even[k / 16 % 2]);
-        odd[k / 16 % 2] = hn::MulAdd(hn::MulAdd(q_odd, scale, bias), hn::LoadU(df, xr + c0 + k + 8), odd[k / 16 % 2]);
-      }
+    for (int64_t k = 0; k < kFastRun; k += 16) {
+      const VU bytes = hn::PromoteTo(du, hn::LoadU(d8, p + k / 2));  // 8 bytes: 16 codes
+      const VF q_even = hn::ConvertTo(df, hn::BitCast(DI(), hn::And(bytes, hn::Set(du, 15))));
+      const VF q_odd = hn::ConvertTo(df, hn::BitCast(DI(), hn::ShiftRight<4>(bytes)));
+      even[k / 16 % 2] = hn::MulAdd(hn::MulAdd(q_even, scale, bias), hn::LoadU(df, xr + c0 + k), even[k / 16 % 2]);
+      odd[k / 16 % 2] = hn::MulAdd(hn::MulAdd(q_odd, scale, bias), hn::LoadU(df, xr + c0 + k + 8), odd[k / 16 % 2]);
     }
   }
   return hn::GetLane(hn::SumOfLanes(df, hn::Add(hn::Add(even[0], odd[0]), hn::Add(even[1], odd[1]))));
+}
+
+// nf4 (n = 1): the 16 levels looked up 32 codes at a time by byte shuffles. A level's fp32 bits
+// are 4 bytes; byte b of all 16 levels fits one 16-byte table, so 4 shuffles (vpshufb) give
+// bytes 0–3 of the levels of 32 codes, and interleaving them (bytes into 16-bit halves, halves
+// into 32-bit words) rebuilds 32 fp32 levels in 4 registers. Times the block's absmax that is
+// fl(absmax · level), dequantize()'s weight. Shuffles and interleaves work within each 128-bit
+// half of a register, so the weights come out in this order, per run of 64 columns:
+//
+//   even columns (low nibbles), then odd ones; of each, register m (0 … 3) holds codes
+//   4m … 4m + 3 in its lower half and 16 + 4m … 16 + 4m + 3 in its upper half
+//
+// and x is reordered once per call to match (reorder_for_nf4). Per 32 weights: 4 shuffles,
+// 8 interleaves, 4 multiplies — where two 8-entry permutes and a blend per 8 weights (the
+// generic walk's Table16) cost about twice as long.
+struct Nf4BytePlanes {
+  alignas(32) uint8_t plane[4][32];  // plane[b][q] = plane[b][16 + q] = byte b of level q
+  Nf4BytePlanes() {
+    for (int q = 0; q < 16; ++q) {
+      uint32_t bits;
+      std::memcpy(&bits, &kNf4Levels[q], 4);
+      for (int b = 0; b < 4; ++b) plane[b][q] = plane[b][16 + q] = static_cast<uint8_t>(bits >> (8 * b));
+    }
+  }
+};
+const Nf4BytePlanes kNf4Planes;
+
+int64_t nf4_reordered_column(int64_t k) {  // column (within a run of 64) of slot k of the reordered x
+  const int64_t part = k / 32, m = k % 32 / 8, lane = k % 8;
+  return 2 * (16 * (lane / 4) + 4 * m + lane % 4) + part;
+}
+
+void reorder_for_nf4(const float* x, int64_t cols, float* out) {
+  for (int64_t c = 0; c < cols; c += kFastRun)
+    for (int64_t k = 0; k < kFastRun; ++k) out[c + k] = x[c + nf4_reordered_column(k)];
+}
+
+HWY_INLINE float dot_nf4_row(const View& v, int64_t r, const float* xr) {
+  const DF df;
+  const hn::Repartition<uint8_t, DF> d8;   // the same 256 bits as 32 bytes
+  const hn::Repartition<uint16_t, DF> d16;  // … and as 16 halves
+  using V8 = hn::Vec<decltype(d8)>;
+  V8 planes[4];
+  for (int b = 0; b < 4; ++b) planes[b] = hn::Load(d8, kNf4Planes.plane[b]);
+  VF acc[4] = {hn::Zero(df), hn::Zero(df), hn::Zero(df), hn::Zero(df)};
+  for (int64_t c0 = 0; c0 < v.cols; c0 += kFastRun) {
+    const int64_t i0 = r * v.cols + c0;  // flat index of the run's first weight: one absmax per 64
+    const VF scale = hn::Set(df, gguf::load_fp16(v.scales + 2 * (i0 >> 6)));
+    const V8 bytes = hn::LoadU(d8, v.codes + i0 / 2);  // 32 bytes: the run's 64 codes
+    const V8 codes[2] = {hn::And(bytes, hn::Set(d8, 0x0F)), hn::ShiftRight<4>(bytes)};  // even, odd columns
+#pragma GCC unroll 2
+    for (int part = 0; part < 2; ++part) {
+      V8 byte[4];
+      for (int b = 0; b < 4; ++b) byte[b] = hn::TableLookupBytes(planes[b], codes[part]);
+      const auto low_a = hn::BitCast(d16, hn::InterleaveLower(d8, byte[0], byte[1]));   // codes 0–7: bits 0–15
+      const auto low_b = hn::BitCast(d16, hn::InterleaveUpper(d8, byte[0], byte[1]));   // codes 8–15
+      const auto high_a = hn::BitCast(d16, hn::InterleaveLower(d8, byte[2], byte[3]));  // codes 0–7: bits 16–31
+      const auto high_b = hn::BitCast(d16, hn::InterleaveUpper(d8, byte[2], byte[3]));
+      const VF level[4] = {hn::BitCast(df, hn::InterleaveLower(d16, low_a, high_a)),   // codes 0–3
+                           hn::BitCast(df, hn::InterleaveUpper(d16, low_a, high_a)),   // 4–7
+                           hn::BitCast(df, hn::InterleaveLower(d16, low_b, high_b)),   // 8–11
+                           hn::BitCast(df, hn::InterleaveUpper(d16, low_b, high_b))};  // 12–15
+      const float* x = xr + c0 + 32 * part;
+      for (int m = 0; m < 4; ++m) acc[m] = hn::MulAdd(hn::Mul(level[m], scale), hn::LoadU(df, x + 8 * m), acc[m]);
+    }
+  }
+  return hn::GetLane(hn::SumOfLanes(df, hn::Add(hn::Add(acc[0], acc[1]), hn::Add(acc[2], acc[3]))));
 }
 
 // y[r] for a row of q4_1 blocks (32 weights: fp16 d, fp16 m, 16 bytes).
@@ -461,7 +510,8 @@ void matvec_fast(const View& v, const float* x, float* y) {
   const float* xr = x;
   if (v.format != PackedFormat::q4_1) {
     reordered.resize(v.cols);
-    reorder_even_odd(x, v.cols, reordered.data());
+    if (v.format == PackedFormat::nf4) reorder_for_nf4(x, v.cols, reordered.data());
+    else reorder_even_odd(x, v.cols, reordered.data());
     xr = reordered.data();
   }
   const auto [first, last] = row_bytes(v, 0);
@@ -470,8 +520,8 @@ void matvec_fast(const View& v, const float* x, float* y) {
     for (int64_t r = first_row; r < last_row; ++r) {
       prefetch_row(v, r + ahead);
       switch (v.format) {
-        case PackedFormat::int4_g128: y[r] = dot_nibble_row<false>(v, r, xr); break;
-        case PackedFormat::nf4: y[r] = dot_nibble_row<true>(v, r, xr); break;
+        case PackedFormat::int4_g128: y[r] = dot_int4_row(v, r, xr); break;
+        case PackedFormat::nf4: y[r] = dot_nf4_row(v, r, xr); break;
         default: y[r] = dot_q4_1_row(v, r, x); break;
       }
     }
