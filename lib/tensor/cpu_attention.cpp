@@ -58,8 +58,8 @@ using Batch8 = xsimd::make_sized_batch_t<float, 8>;
 using Batch = std::conditional_t<std::is_void_v<Batch8>, xsimd::batch<float>, Batch8>;
 constexpr int64_t kWidth = Batch::size;
 constexpr int64_t kQueryBlock = 16;  // queries per work item (× G rows)
-constexpr int kKeyTile = kWidth / 2;  // keys a pair of rows takes at a time: 2 × 4 sums in flight, one register of results
-constexpr int kValueTile = 8;        // value rows added to a row's output at a time
+constexpr int kKeyTile = kWidth / 2;  // keys two query rows take at a time: 2 × kKeyTile sums, one register of results
+constexpr int kValueTile = 8;         // value rows added to a row's output at a time
 
 int64_t round_up(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
 
@@ -98,7 +98,8 @@ inline Batch sum_lanes(const Batch* acc) { return xsimd::haddp(acc); }
 // it has the same bits computed alone or in a tile; a tile lets each load of a key row serve R
 // rows and each load of a query row serve N keys.
 template <int R, int N>
-inline void dot_keys(const float* const* q, const float* const* keys, int64_t d, float scale, float* s, int64_t s_stride) {
+inline void dot_keys(const float* const* q, const float* const* keys, int64_t d, float scale, float* s,
+                     int64_t s_stride) {
   static_assert(R * N <= kWidth);
   Batch acc[kWidth];
   for (int64_t n = 0; n < kWidth; ++n) acc[n] = Batch(0.0f);
@@ -233,8 +234,10 @@ void attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, i
         // tile, then rows that see all of it.
         int64_t r = first_row(j0);
         for (; r < n_rows && n_seen[r] - j0 < kKeyTile; ++r)
-          for (int64_t j = j0; j < n_seen[r]; ++j) dot_keys<1, 1>(&q_rows[r], &key_rows[j], head_dim, scale, score_row(r) + j, 0);
-        for (; r + 2 <= n_rows; r += 2) dot_keys<2, kKeyTile>(&q_rows[r], &key_rows[j0], head_dim, scale, score_row(r) + j0, row_len);
+          for (int64_t j = j0; j < n_seen[r]; ++j)
+            dot_keys<1, 1>(&q_rows[r], &key_rows[j], head_dim, scale, score_row(r) + j, 0);
+        for (; r + 2 <= n_rows; r += 2)
+          dot_keys<2, kKeyTile>(&q_rows[r], &key_rows[j0], head_dim, scale, score_row(r) + j0, row_len);
         if (r < n_rows) dot_keys<1, kKeyTile>(&q_rows[r], &key_rows[j0], head_dim, scale, score_row(r) + j0, 0);
       }
 
