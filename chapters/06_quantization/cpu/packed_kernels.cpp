@@ -145,13 +145,6 @@ struct Table16 {
       for (int i = 0; i < 16; ++i) all[i] = values[i] * scale;
     }
   }
-  // lane j = entry (index j & 7) of the lower or the upper 8 entries (kLanes == 8; vpermps
-  // reads only the low 3 bits of an index, Highway's debug builds check the range).
-  static HWY_INLINE auto low3(VU index) {
-    return hn::IndicesFromVec(DF(), hn::BitCast(DI(), HWY_IS_DEBUG_BUILD ? hn::And(index, hn::Set(DU(), 7)) : index));
-  }
-  HWY_INLINE VF lookup_lo(VU index) const { return hn::TableLookupLanes(lo, low3(index)); }
-  HWY_INLINE VF lookup_hi(VU index) const { return hn::TableLookupLanes(hi, low3(index)); }
   // lane j = entry (nibble j), from load_nibbles_unmasked.
   HWY_INLINE VF lookup(VU nibbles) const {
     const DF df;
@@ -416,16 +409,16 @@ HWY_INLINE float dot_int4_row(const View& v, int64_t r, const float* xr) {
 // nf4 (n = 1): the 16 levels looked up 32 codes at a time by byte shuffles. A level's fp32 bits
 // are 4 bytes; byte b of all 16 levels fits one 16-byte table, so 4 shuffles (vpshufb) give
 // bytes 0–3 of the levels of 32 codes, and interleaving them (bytes into 16-bit halves, halves
-// into 32-bit words) rebuilds 32 fp32 levels in 4 registers. Times the block's absmax that is
-// fl(absmax · level), dequantize()'s weight. Shuffles and interleaves work within each 128-bit
+// into 32-bit words) rebuilds 32 fp32 levels in 4 registers. Multiplied by the block's absmax,
+// each is fl(absmax · level), dequantize()'s weight. Shuffles and interleaves work within each 128-bit
 // half of a register, so the weights come out in this order, per run of 64 columns:
 //
 //   even columns (low nibbles), then odd ones; of each, register m (0 … 3) holds codes
 //   4m … 4m + 3 in its lower half and 16 + 4m … 16 + 4m + 3 in its upper half
 //
 // and x is reordered once per call to match (reorder_for_nf4). Per 32 weights: 4 shuffles,
-// 8 interleaves, 4 multiplies — where two 8-entry permutes and a blend per 8 weights (the
-// generic walk's Table16) cost about twice as long.
+// 8 interleaves, 4 multiplies, instead of the generic walk's two 8-entry permutes and a blend
+// per 8 weights (Table16); ch06 --speed times the result.
 struct Nf4BytePlanes {
   alignas(32) uint8_t plane[4][32];  // plane[b][q] = plane[b][16 + q] = byte b of level q
   Nf4BytePlanes() {
