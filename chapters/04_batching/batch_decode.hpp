@@ -92,9 +92,10 @@ class BatchDecoder : public StepEngine {
 
 // The batch sweep: one decode step of B sequences together, each with `cached` positions in its
 // own GroupedKvCache, timed for every B in `batches` (ascending) as the median of `repeats` runs
-// after a warm-up. The caches are prefilled once from `text` (repeated and shifted per
-// sequence), 8 sequences per forward; each timed run writes the same position again.
-// `tick` is called after every prefill group and every B (a progress bar: groups + batches).
+// after a warm-up; the B's take turns, one step each per round. The caches are prefilled once
+// from `text` (repeated and shifted per sequence), 8 sequences per forward; each timed run
+// writes the same position again. `tick` is called after every prefill group and every round
+// (a progress bar: groups + repeats + 1).
 struct DecodeTiming {
   int batch = 0;
   double seconds = 0;  // median step time

@@ -42,8 +42,11 @@ int64_t at(int row, int stride) { return int64_t{row} * stride; }
 //   order of i; the two registers are added, their lanes summed (xsimd::hadd), then the last
 //   k mod kLanes products (the tail) are added one by one.
 // The order of that sum depends only on k, never on TW, TX or the tile a pair falls in.
+// `ahead`, when not null, is the first of TW weight rows (k floats apart) that a later tile
+// will read: each step of k asks for the same 64 bytes of each of them (see kPrefetchTiles).
 template <int TW, int TX>
-void tile(const float* const (&w)[TW], const float* const (&x)[TX], int k, float (&out)[TW][TX]) {
+void tile(const float* const (&w)[TW], const float* const (&x)[TX], int k, float (&out)[TW][TX],
+          const float* ahead) {
   Vec acc[TW][TX][2];
   for (auto& row : acc)
     for (auto& pair : row) pair[0] = pair[1] = Vec(0.0f);
@@ -54,6 +57,8 @@ void tile(const float* const (&w)[TW], const float* const (&x)[TX], int k, float
       xv[b][0] = Vec::load_unaligned(x[b] + i);
       xv[b][1] = Vec::load_unaligned(x[b] + i + kVec);
     }
+    if (ahead)
+      for (int a = 0; a < TW; ++a) __builtin_prefetch(ahead + at(a, k) + i);  // kLanes floats = 64 bytes
     for (int a = 0; a < TW; ++a) {
       const Vec w0 = Vec::load_unaligned(w[a] + i), w1 = Vec::load_unaligned(w[a] + i + kVec);
       for (int b = 0; b < TX; ++b) {
@@ -71,9 +76,13 @@ void tile(const float* const (&w)[TW], const float* const (&x)[TX], int k, float
 }
 
 // While a tile's weight rows are multiplied, the rows of the tile after the next are asked for
-// (software prefetch): on the AVX2 machine, in interleaved runs over a decode step's fp32
-// matrices, asking 1 or 2 tiles ahead streamed a few per cent faster than the hardware
-// prefetcher alone, 8 tiles ahead no faster. bench_decode prints the fraction of bandwidth.
+// (software prefetch), a line per row in every step of the k loop and again in every pass over
+// the activation rows. Spread out like that, the requests keep memory busy while the tile
+// computes. Asking for all of a tile's lines at once before its first pass, as this kernel
+// did before, left memory idle during the later passes: on the AVX2 machine (2 threads, a
+// decode step of B sequences, interleaved runs) a step of B = 4 took 1.25–1.32× a step of
+// B = 1 that way and 1.10–1.13× this way, B = 16 3.0× and 2.5×, B = 1 the same within noise.
+// bench_batching prints the ratios, bench_decode the fraction of bandwidth at B = 1.
 constexpr int kPrefetchTiles = 2;
 
 // Weight rows [first, last) against every activation row, TW weight rows at a time.
@@ -82,10 +91,10 @@ void weight_rows(int first, int last, int n, int m, int k, const float* w, const
   for (int j = first; j + TW <= last; j += TW) {
     const float* wr[TW];
     for (int a = 0; a < TW; ++a) wr[a] = w + at(j + a, k);
-    if (const int ahead = j + kPrefetchTiles * TW; ahead + TW <= last) {
-      const char* p = reinterpret_cast<const char*>(w + at(ahead, k));
-      for (int64_t byte = 0; byte < int64_t{TW} * k * 4; byte += 64) __builtin_prefetch(p + byte);
-    }
+    const int next = j + kPrefetchTiles * TW;
+    const float* ahead = next + TW <= last ? w + at(next, k) : nullptr;
+    if (ahead)  // the last line of each row: the k loop's steps miss it when a row starts mid-line
+      for (int a = 0; a < TW; ++a) __builtin_prefetch(ahead + at(a, k) + k - 1);
     const auto store = [&]<int TX>(int t, const float (&out)[TW][TX]) {
       for (int a = 0; a < TW; ++a)
         for (int b = 0; b < TX; ++b) y[at(t + b, m) + j + a] = out[a][b];
@@ -95,13 +104,13 @@ void weight_rows(int first, int last, int n, int m, int k, const float* w, const
       const float* xr[kTileX];
       for (int b = 0; b < kTileX; ++b) xr[b] = x + at(t + b, k);
       float out[TW][kTileX];
-      tile<TW, kTileX>(wr, xr, k, out);
+      tile<TW, kTileX>(wr, xr, k, out, ahead);
       store(t, out);
     }
     for (; t < n; ++t) {  // the activation rows left over, one at a time
       const float* xr[1] = {x + at(t, k)};
       float out[TW][1];
-      tile<TW, 1>(wr, xr, k, out);
+      tile<TW, 1>(wr, xr, k, out, ahead);
       store(t, out);
     }
   }

@@ -26,7 +26,7 @@ std::vector<SweepPoint> batch_sweep(const Context& cx, const std::vector<int>& b
       "Many requests share one step: the weights are read once and serve every sequence in the "
       "batch, while each sequence attends only to its own cache of keys and values. ");
   ProgressBar bar("batch sweep: prefilling caches, then timing steps",
-                  (batches.back() + kSweepPrefillGroup - 1) / kSweepPrefillGroup + std::ssize(batches));
+                  (batches.back() + kSweepPrefillGroup - 1) / kSweepPrefillGroup + cx.s.repeats + 1);
   std::vector<SweepPoint> points = time_batched_decode(cx.m.model, text, batches, cx.s.cached, cx.s.repeats, [&] { bar.advance(); });
   bar.done();
   return points;
