@@ -6,6 +6,7 @@ exact stages token by token, and write a static report (index.html plus a page p
     docs/course/course.py --full            the READMEs' longer runs (and the benchmarks they quote)
     docs/course/course.py --full --chapters 06 --runs llama --update-readmes
                                             one run again, and the README blocks made from it
+                                            (only those: with --chapters, no other block is rewritten)
     docs/course/course.py --report-only     rebuild the pages from the records of the last run
     docs/course/course.py --update-readmes  also rewrite the chapter READMEs' output blocks from the records
     docs/course/course.py --check-readmes   only check that no README output block was edited by hand
@@ -456,7 +457,10 @@ def main():
         origin = f"{m['cpu']}, {m['threads']} threads, {m['date'][:10]}"
         full_runs = {f"{r['chapter']}-{r['run']}" for r in manifest["runs"]
                      if r.get("mode", manifest["mode"]) == "full" and r["status"] == 0}
-        missing = readme_blocks.update(ROOT, out / "records", origin, full_runs)
+        # Named chapters rewrite only the blocks of the runs just made: another chapter's record in
+        # the same folder may come from another day or a slower minute, and would be stamped as this run.
+        only = {f"{r['chapter']}-{r['run']}" for r in runs} if wanted and not args.report_only else None
+        missing = readme_blocks.update(ROOT, out / "records", origin, full_runs, only)
         for name in missing:
             print(f"course: warning: README block not written: {name} (run its chapter first)", file=sys.stderr)
     failed = [r for r in manifest["runs"] + manifest["stage_runs"] if r["status"] != 0]

@@ -59,15 +59,18 @@ def readmes(root):
     return top + sorted((root / "chapters").glob("*/README.md"))
 
 
-def update(root, records, origin, full_runs):
+def update(root, records, origin, full_runs, only=None):
     """Rewrites every block from the records of the README runs (`full_runs`: names such as
     "01-sweep" whose last run was --full, the runs the READMEs' prose describes); returns the
-    blocks left as they were, with the reason."""
+    blocks left as they were, with the reason. With `only` (a set of run names), the blocks of
+    other runs are left as they are without a word: their records may be older than `origin`."""
     missing = []
     for readme in readmes(root):
         text = readme.read_text()
 
         def rewrite(m):
+            if only is not None and m.group("name") not in only:
+                return m.group(0)
             log = records / f"{m.group('name')}.log"
             if m.group("name") not in full_runs:
                 missing.append(f"{readme.relative_to(root)}: {m.group('name')}: its last run was not --full")

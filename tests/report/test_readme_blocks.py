@@ -83,6 +83,24 @@ class UpdateAndCheck(unittest.TestCase):
             self.assertEqual(len(missing), 1)
             self.assertEqual(readme.read_text(), original)
 
+    def test_only_the_runs_just_made_are_rewritten(self):
+        # course.py --chapters 02 --update-readmes: another chapter's record in the same folder
+        # (older, maybe from a slower minute) must not replace its block under this run's stamp.
+        with tempfile.TemporaryDirectory() as d:
+            root = Path(d)
+            blocks = {}
+            for name, chapter in (("09-a", "09_x"), ("10-a", "10_y")):
+                (root / "chapters" / chapter).mkdir(parents=True)
+                blocks[name] = root / "chapters" / chapter / "README.md"
+                blocks[name].write_text(f"<!-- output: {name} -->\nold\n<!-- /output {name} · none · 000000000000 -->\n")
+            records = root / "records"
+            records.mkdir()
+            for name in blocks:
+                (records / f"{name}.log").write_text(LOG)
+            self.assertEqual(readme_blocks.update(root, records, "today", {"09-a", "10-a"}, only={"09-a"}), [])
+            self.assertIn("total: 4 tokens", blocks["09-a"].read_text())
+            self.assertIn("old", blocks["10-a"].read_text())
+
 
 if __name__ == "__main__":
     unittest.main()
