@@ -36,9 +36,9 @@ constexpr int kTileW = 2, kTileX = 2;  // 8 accumulators + 4 + 2 of 16 registers
 // One row of x (a decode token) takes one weight row at a time instead: with nothing to share
 // between rows of x, a tile of several weight rows only splits each thread's contiguous share
 // of w into several interleaved streams. One stream per thread, like a plain read loop, was
-// 6–11% faster on the AVX2 machine (2 threads, the model's 211 fp32 matrices streamed back to
-// back, old and new tile in the same process, alternating: 2×1 at 77–80% of read bandwidth,
-// 1×1 at 82–87%); for n ≥ 2 a 1-row tile was no faster. bench_decode prints the fraction.
+// faster on the AVX2 machine (2 threads, the model's fp32 matrices, old and new tile timed in
+// turn in one process); for n ≥ 2 a 1-row tile was no faster. bench_decode (table 1) prints
+// the fraction of read bandwidth a decode step streams at.
 constexpr int kDecodeTileW = 1;
 
 // Offset of a row: in 64 bits, as row × stride may pass 2³¹.
@@ -86,10 +86,8 @@ void tile(const float* const (&w)[TW], const float* const (&x)[TX], int k, float
 // (software prefetch), a line per row in every step of the k loop and again in every pass over
 // the activation rows. Spread out like that, the requests keep memory busy while the tile
 // computes. Asking for all of a tile's lines at once before its first pass, as this kernel
-// did before, left memory idle during the later passes: on the AVX2 machine (2 threads, a
-// decode step of B sequences, interleaved runs) a step of B = 4 took 1.25–1.32× a step of
-// B = 1 that way and 1.10–1.13× this way, B = 16 3.0× and 2.5×, B = 1 the same within noise.
-// bench_batching prints the ratios, bench_decode the fraction of bandwidth at B = 1.
+// did before, left memory idle during the later passes, and a decode step of B = 4 or 16
+// sequences cost visibly more than one of B = 1. bench_batching prints step(B) ÷ step(1).
 constexpr int kPrefetchTiles = 2;
 
 // Weight rows [first, last) against every activation row, TW weight rows at a time.
