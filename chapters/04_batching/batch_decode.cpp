@@ -1,6 +1,7 @@
 #include "batch_decode.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -98,27 +99,21 @@ std::vector<DecodeTiming> time_batched_decode(Llama& model, std::span<const int3
   }
   std::vector<int32_t> next;
   for (int b = 0; b < largest; ++b) next.push_back(token(3 + b));
-  // One step of every batch size per round, rounds repeated: the figures are read as ratios
-  // to B = 1, and a machine that slows down for a few seconds then slows every B alike instead
-  // of whichever B happened to be timed then. Each step rewrites the same cache position.
+  // One step of every batch size per round (medians_in_turn): the figures are read as ratios to
+  // B = 1, and a machine that slows down for a few seconds then slows every B alike instead of
+  // whichever B happened to be timed then. Each step rewrites the same cache position.
   std::vector<std::vector<SequenceChunk>> steps;
+  std::vector<std::function<void()>> work;
   for (int B : batches) {
     std::vector<SequenceChunk> chunks;
     for (int b = 0; b < B; ++b)
       chunks.push_back({std::span<const int32_t>(next).subspan(b, 1), cached, caches[b].get(), false});
     steps.push_back(std::move(chunks));
   }
-  std::vector<std::vector<double>> seconds(batches.size());
-  for (int round = -1; round < repeats; ++round) {  // round −1 warms up and is not kept
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-      const Stopwatch clock;
-      model.forward_batch(steps[i]);
-      if (round >= 0) seconds[i].push_back(clock.seconds());
-    }
-    if (tick) tick();
-  }
+  for (const std::vector<SequenceChunk>& chunks : steps) work.push_back([&model, &chunks] { model.forward_batch(chunks); });
+  const std::vector<double> seconds = medians_in_turn(repeats, work, tick);
   std::vector<DecodeTiming> out;
-  for (std::size_t i = 0; i < batches.size(); ++i) out.push_back({batches[i], median(seconds[i])});
+  for (std::size_t i = 0; i < batches.size(); ++i) out.push_back({batches[i], seconds[i]});
   return out;
 }
 

@@ -28,4 +28,20 @@ double median_seconds(int repeats, const std::function<void()>& fn) {
   return median(times);
 }
 
+std::vector<double> medians_in_turn(int repeats, std::span<const std::function<void()>> work,
+                                    const std::function<void()>& after_round) {
+  std::vector<std::vector<double>> seconds(work.size());
+  for (int round = -1; round < std::max(1, repeats); ++round) {  // round −1 warms up and is not kept
+    for (std::size_t i = 0; i < work.size(); ++i) {
+      const Stopwatch clock;
+      work[i]();
+      if (round >= 0) seconds[i].push_back(clock.seconds());
+    }
+    if (after_round) after_round();
+  }
+  std::vector<double> medians;
+  for (std::vector<double>& s : seconds) medians.push_back(median(std::move(s)));
+  return medians;
+}
+
 }  // namespace infer

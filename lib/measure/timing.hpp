@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <functional>
+#include <span>
 #include <vector>
 
 namespace infer {
@@ -25,5 +26,14 @@ double percentile(std::vector<double> values, double p);  // p in [0, 100], line
 
 // Runs `fn` once to warm up, then `repeats` times; returns the median seconds per run.
 double median_seconds(int repeats, const std::function<void()>& fn);
+
+// Times several pieces of work in turn: one warm-up round, then `repeats` rounds that run each
+// piece once, in order; returns each piece's median seconds. The course's tables print ratios
+// (a batch of 16 against a batch of 1, a draft's guess against a target step), and a machine
+// whose speed drifts — another process, a neighbour's memory traffic — then slows both sides
+// of a ratio alike; timed one piece after the other, a ratio moved with the drift.
+// `after_round`, when given, runs untimed after each round (a progress bar's tick).
+std::vector<double> medians_in_turn(int repeats, std::span<const std::function<void()>> work,
+                                    const std::function<void()>& after_round = {});
 
 }  // namespace infer

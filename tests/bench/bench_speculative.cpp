@@ -57,15 +57,16 @@ int main(int argc, char** argv) {
     const int64_t capacity = prompt_tokens + o.n_predict + 8;
 
     const std::vector<int32_t> context = repeated_tokens(m.tokenizer, kText, prompt_tokens + o.n_predict / 2);
-    const TargetCosts costs = measure_target_costs(m.model, context, gammas.back(), 9);
     std::vector<std::unique_ptr<Drafter>> drafters;
-    std::vector<double> c;
-    std::vector<Config> configs = {{nullptr, 0, 0}};
+    std::vector<Drafter*> raw;
     for (const std::string& name : names) {
       drafters.push_back(make_drafter(name, m, o, "", capacity));
-      c.push_back(measure_draft_seconds(*drafters.back(), context, 4, 7) / costs.decode_seconds);
-      for (int g : gammas) configs.push_back({drafters.back().get(), g, c.back()});
+      raw.push_back(drafters.back().get());
     }
+    const MeasuredCosts costs = measure_costs(m.model, context, gammas.back(), raw, 4, 9);
+    std::vector<Config> configs = {{nullptr, 0, 0}};
+    for (std::size_t i = 0; i < drafters.size(); ++i)
+      for (int g : gammas) configs.push_back({raw[i], g, costs.c[i]});
     const std::vector<Timed> runs = time_configs(m, configs, prompt, o.n_predict, o.sampling, rounds, "bench");
     const Timed& plain = runs[0];
 
@@ -86,11 +87,11 @@ int main(int argc, char** argv) {
         if (pick == 0 || runs[i].seconds < runs[pick].seconds) pick = i;
       }
       const Timed& r = runs[pick];
-      const double speedup = plain.seconds / r.seconds, predicted = predicted_for(r.stats, c[d], costs);
+      const double speedup = plain.seconds / r.seconds, predicted = predicted_for(r.stats, costs.c[d], costs);
       const bool within = std::fabs(speedup / predicted - 1.0) <= 0.15;
       all_within = all_within && within;
       if (speedup > best) best = speedup, best_name = drafters[d]->name();
-      t.add_row({drafters[d]->name(), std::to_string(configs[pick].gamma), fmt::format("{:.3f}", c[d]),
+      t.add_row({drafters[d]->name(), std::to_string(configs[pick].gamma), fmt::format("{:.3f}", costs.c[d]),
                  fmt::format("{:.3f}", r.stats.alpha()), fmt::format("{:.2f}", r.stats.tokens_per_round()),
                  fmt::format("{:.1f}", r.tokens_per_second()), fmt::format("{:.2f}×", speedup),
                  fmt::format("{:.2f}×", predicted), fmt::format("{:.2f}", speedup / predicted), within ? "yes" : "NO",
@@ -98,7 +99,7 @@ int main(int argc, char** argv) {
     }
     std::string v;
     for (std::size_t g = 1; g < costs.verify.size(); ++g) v += fmt::format("{}{}: {:.2f}×", g > 1 ? ", " : "", g, costs.verify[g]);
-    t.add_note("c = draft time per guess ÷ target decode step; verification pass ÷ decode step by γ: " + v);
+    t.add_note("c = draft time per guess ÷ target decode step; verification pass ÷ decode step by γ (all timed in turn, one of each per round): " + v);
     t.print();
     t.append_csv(o.csv_path);
 

@@ -156,7 +156,7 @@ TEST_CASE("prompt lookup proposes what followed the most recent earlier match", 
 }
 
 TEST_CASE("the predicted speed-up reduces to the course's formula when every round guesses", "[speculative]") {
-  spec::TargetCosts costs;
+  spec::MeasuredCosts costs;
   costs.verify = {1.0, 1.1, 1.2, 1.3, 1.4};
   SpeculativeStats s;
   s.rounds = s.guessing_rounds = 10;

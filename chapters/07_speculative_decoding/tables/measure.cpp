@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <memory>
 
 #include "analytic.hpp"
 #include "02_kv_cache/cached_generate.hpp"
@@ -11,7 +13,7 @@
 
 namespace infer::spec {
 
-double TargetCosts::verify_at(double gamma) const {
+double MeasuredCosts::verify_at(double gamma) const {
   if (verify.empty()) return 1.0;
   const double g = std::clamp(gamma, 0.0, static_cast<double>(verify.size() - 1));
   const auto lo = static_cast<std::size_t>(std::floor(g));
@@ -19,42 +21,45 @@ double TargetCosts::verify_at(double gamma) const {
   return verify[lo] + (g - static_cast<double>(lo)) * (verify[hi] - verify[lo]);
 }
 
-TargetCosts measure_target_costs(Llama& target, std::span<const int32_t> context, int max_gamma, int repeats) {
-  TargetCosts costs;
+MeasuredCosts measure_costs(Llama& target, std::span<const int32_t> context, int max_gamma,
+                            std::span<Drafter* const> drafters, int gamma, int repeats) {
+  MeasuredCosts costs;
   costs.context = std::ssize(context);
   GroupedKvCache cache(target.config(), costs.context + max_gamma + 1, target.device());
   target.forward(context, 0, cache);  // fill the cache once; every timed pass starts at the same length
   const std::vector<int32_t> next(max_gamma + 1, context.back());
-  auto pass = [&](int gamma, bool all_logits) {
-    return median_seconds(repeats, [&] {
+  std::vector<std::function<void()>> work;
+  for (int g = 0; g <= max_gamma; ++g)  // g = 0: a decode step (one position, its logits only)
+    work.push_back([&, g] {
       cache.truncate(costs.context);
-      target.forward(std::span(next).first(gamma + 1), costs.context, cache, all_logits)
-          .to(Device::cpu());
+      target.forward(std::span(next).first(g + 1), costs.context, cache, /*all_logits=*/g > 0).to(Device::cpu());
     });
-  };
-  costs.decode_seconds = pass(0, false);
-  costs.verify.push_back(1.0);
-  for (int g = 1; g <= max_gamma; ++g) costs.verify.push_back(pass(g, true) / costs.decode_seconds);
+  // A drafter keeps the longest prefix of `context` it holds: each call re-feeds the last token
+  // and makes `gamma` guesses (the warm-up round fills its cache).
+  for (Drafter* d : drafters) work.push_back([&, d] { d->propose(context, gamma); });
+  const std::vector<double> seconds = medians_in_turn(repeats, work);
+  costs.decode_seconds = seconds[0];
+  for (int g = 0; g <= max_gamma; ++g) costs.verify.push_back(g == 0 ? 1.0 : seconds[g] / seconds[0]);
+  for (std::size_t i = 0; i < drafters.size(); ++i)
+    costs.c.push_back(seconds[max_gamma + 1 + i] / gamma / seconds[0]);
   return costs;
-}
-
-double measure_draft_seconds(Drafter& drafter, std::span<const int32_t> context, int gamma, int repeats) {
-  drafter.propose(context, gamma);  // a drafter with a model fills its cache here, once
-  return median_seconds(repeats, [&] { drafter.propose(context, gamma); }) / gamma;
 }
 
 std::vector<Timed> time_configs(LoadedModel& m, std::span<const Config> configs, const std::vector<int32_t>& prompt,
                                 int n_predict, const SamplingParams& sampling, int repeats, const std::string& label) {
   const LlamaConfig& c = m.model.config();
-  std::vector<std::vector<double>> seconds(configs.size());
   std::vector<Timed> out(configs.size());
-  ProgressBar progress(label, std::ssize(configs) * repeats);
-  for (int r = 0; r < repeats; ++r) {
-    for (std::size_t i = 0; i < configs.size(); ++i) {
+  std::vector<std::unique_ptr<GroupedKvCache>> caches;  // one per configuration, emptied before each run
+  std::vector<std::function<void()>> work;
+  ProgressBar progress(label, std::ssize(configs) * (repeats + 1));
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    caches.push_back(std::make_unique<GroupedKvCache>(c, std::ssize(prompt) + n_predict + configs[i].gamma + 1,
+                                                      m.model.device()));
+    work.push_back([&, i] {
       const Config& cfg = configs[i];
-      GroupedKvCache cache(c, std::ssize(prompt) + n_predict + cfg.gamma + 1, m.model.device());
+      GroupedKvCache& cache = *caches[i];
+      cache.clear();
       Sampler sampler(sampling);
-      Stopwatch clock;
       std::vector<int32_t> tokens;
       if (cfg.drafter == nullptr) {
         const GenerateOptions options{.n_predict = n_predict, .stop_at_end = false, .top_logits = 0};
@@ -67,16 +72,16 @@ std::vector<Timed> time_configs(LoadedModel& m, std::span<const Config> configs,
         for (const StepRecord& s : g.steps) tokens.push_back(s.token);
         out[i].stats = g.stats;
       }
-      seconds[i].push_back(clock.seconds());
       out[i].tokens = std::move(tokens);
       progress.advance();
-    }
+    });
   }
-  for (std::size_t i = 0; i < configs.size(); ++i) out[i].seconds = median(seconds[i]);
+  const std::vector<double> seconds = medians_in_turn(repeats, work);
+  for (std::size_t i = 0; i < configs.size(); ++i) out[i].seconds = seconds[i];
   return out;
 }
 
-double predicted_for(const SpeculativeStats& stats, double c, const TargetCosts& costs) {
+double predicted_for(const SpeculativeStats& stats, double c, const MeasuredCosts& costs) {
   if (stats.guessing_rounds == 0) return 1.0;
   const double f = static_cast<double>(stats.guessing_rounds) / static_cast<double>(stats.rounds);
   const double gamma = static_cast<double>(stats.drafted) / static_cast<double>(stats.guessing_rounds);

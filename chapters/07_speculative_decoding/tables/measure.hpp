@@ -17,18 +17,20 @@
 
 namespace infer::spec {
 
-// The target's costs at one context length: a decode step, and a verification pass over γ+1
-// positions (all of their logits), for γ = 0 … max_gamma, as multiples of the decode step.
-struct TargetCosts {
+// What the formula needs besides α, at one context length: the target's decode step, its
+// verification pass over γ+1 positions (all of their logits) for γ = 0 … max_gamma, and each
+// drafter's cost per guess — both as multiples of the decode step.
+struct MeasuredCosts {
   int64_t context = 0;
   double decode_seconds = 0;
   std::vector<double> verify;  // [γ]: verification pass ÷ decode step (verify[0] = 1 by definition)
+  std::vector<double> c;       // [i]: drafters[i]'s seconds per guess ÷ decode step
   double verify_at(double gamma) const;  // linear between the measured γ
 };
-TargetCosts measure_target_costs(Llama& target, std::span<const int32_t> context, int max_gamma, int repeats);
-
-// Seconds per guess of a drafter continuing `context` with `gamma` guesses (median).
-double measure_draft_seconds(Drafter& drafter, std::span<const int32_t> context, int gamma, int repeats);
+// Every pass and every drafter (`gamma` guesses continuing `context`) runs once per round, in
+// turn (medians_in_turn): c and v are ratios, and both sides of a ratio must see the same machine.
+MeasuredCosts measure_costs(Llama& target, std::span<const int32_t> context, int max_gamma,
+                            std::span<Drafter* const> drafters, int gamma, int repeats);
 
 // One configuration to time: drafter == nullptr is plain decoding with chapter 03's cache.
 struct Config {
@@ -49,6 +51,6 @@ std::vector<Timed> time_configs(LoadedModel& m, std::span<const Config> configs,
 // with γ̄ the guesses per guessing round. A drafter that sometimes has no guess (prompt lookup
 // without a match) runs a fraction 1 − f of its rounds as plain decode steps (1 token, cost 1):
 //   S = [(1 − f) + f·E(α, γ̄)] / [(1 − f) + f·(γ̄·c + v(γ̄))],   which is the formula when f = 1.
-double predicted_for(const SpeculativeStats& stats, double c, const TargetCosts& costs);
+double predicted_for(const SpeculativeStats& stats, double c, const MeasuredCosts& costs);
 
 }  // namespace infer::spec

@@ -51,15 +51,17 @@ void SpeculationStudy::run() {
   // Costs at the middle of a generation: the prompt's text repeated to prompt + n/2 tokens.
   const std::vector<int32_t> context =
       repeated_tokens(m_.tokenizer, o_.prompt, std::ssize(prompt_) + o_.n_predict / 2);
-  costs_ = measure_target_costs(m_.model, context, max_gamma, std::max(7, s_.repeats));
+  std::vector<Drafter*> drafters;
   for (const std::string& name : s_.drafts) {
     fmt::print(stderr, "preparing draft {} ...\n", name);
     MeasuredDraft d{name, make_drafter(name, m_, o_, s_.draft_model, capacity)};
-    d.c = measure_draft_seconds(*d.drafter, context, s_.gamma, std::max(5, s_.repeats)) / costs_.decode_seconds;
     if (const auto* md = dynamic_cast<const ModelDrafter*>(d.drafter.get()))
       d.bytes_per_guess = static_cast<double>(md->model().weights().bytes_per_token());
+    drafters.push_back(d.drafter.get());
     drafts_.push_back(std::move(d));
   }
+  costs_ = measure_costs(m_.model, context, max_gamma, drafters, s_.gamma, std::max(7, s_.repeats));
+  for (std::size_t i = 0; i < drafts_.size(); ++i) drafts_[i].c = costs_.c[i];
   verify_cost_table();
   per_draft_table();
   gamma_sweep();
@@ -68,7 +70,8 @@ void SpeculationStudy::run() {
 
 void SpeculationStudy::verify_cost_table() {
   Table t(fmt::format("What verifying costs: one target pass over γ+1 positions (all their logits) against one decode "
-                      "step, at context {}, median of {}", costs_.context, std::max(7, s_.repeats)),
+                      "step, at context {}, median of {} rounds (every pass timed once per round, in turn)",
+                      costs_.context, std::max(7, s_.repeats)),
           {"γ", "positions in the pass", "pass time", "÷ decode step", "per position"});
   for (std::size_t g = 0; g < costs_.verify.size(); ++g) {
     const double v = costs_.verify[g];

@@ -57,7 +57,7 @@ class SpeculationStudy {
   StudyOptions s_;
   nlohmann::json& figures_;
   std::vector<int32_t> prompt_;
-  TargetCosts costs_;
+  MeasuredCosts costs_;
   std::vector<MeasuredDraft> drafts_;
 };
 

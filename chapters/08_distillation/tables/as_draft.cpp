@@ -24,10 +24,11 @@ void print_draft_table(LoadedModel& m, const CommonOptions& o, std::vector<Stude
   // c: a guess's cost ÷ a target decode step, both at the middle of a generation.
   const std::vector<int32_t> context =
       repeated_tokens(m.tokenizer, o.prompt, std::ssize(prompt) + o.n_predict / 2);
-  const spec::TargetCosts costs = spec::measure_target_costs(m.model, context, gamma, 7);
+  std::vector<Drafter*> raw;
+  for (auto& d : drafters) raw.push_back(d.get());
+  const spec::MeasuredCosts costs = spec::measure_costs(m.model, context, gamma, raw, gamma, 7);
   std::vector<spec::Config> configs = {{nullptr, 0, 0}};
-  for (auto& d : drafters)
-    configs.push_back({d.get(), gamma, spec::measure_draft_seconds(*d, context, gamma, 5) / costs.decode_seconds});
+  for (std::size_t i = 0; i < raw.size(); ++i) configs.push_back({raw[i], gamma, costs.c[i]});
   const std::vector<spec::Timed> runs = spec::time_configs(m, configs, prompt, o.n_predict, o.sampling, repeats, "drafts");
 
   Table t(fmt::format("The student as chapter 07's draft, γ = {}: {} tokens after the {}-token prompt, median of {} runs",
