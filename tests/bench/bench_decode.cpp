@@ -2,7 +2,8 @@
 // each target is met; never fails.
 //
 //   1. Decode at context 128, fp32 weights: a decode step reads every weight once, so weight
-//      bytes streamed per second should reach ≥ 80% of the machine's measured read bandwidth.
+//      bytes streamed per second should reach ≥ 80% of the machine's measured read bandwidth
+//      (≥ 85%: the performance issue), the read loop timed in turn with the step.
 //   2. 128 tokens after a 32-token prompt: chapter 02 (prefill + decode) ≥ 10× faster than
 //      chapter 01 (the whole sequence at every step), beside the ceiling this machine allows.
 //   3. Prefill is matrix-matrix work: a 256-token prefill's GFLOP/s beside a plain cblas_sgemm of
@@ -13,6 +14,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -118,18 +120,27 @@ int main(int argc, char** argv) {
       KvCache cache(c, kContext + 1);
       m.model.forward(std::span(tokens.data(), kContext), 0, cache);  // prefill positions 0 … 127
       const std::span<const int32_t> next(tokens.data() + kContext, 1);
-      const double seconds = median_seconds(repeats, [&] { m.model.forward(next, kContext, cache); });
+      // The step and the plain read loop in turn, round after round: the fraction divides two
+      // figures from the same minutes.
+      const ReadBandwidthProbe probe;
+      const std::vector<std::function<void()>> work = {[&] { m.model.forward(next, kContext, cache); },
+                                                       [&] { probe.read_once(); }};
+      const std::vector<double> medians = medians_in_turn(repeats, work);
+      const double seconds = medians[0], bandwidth = probe.result(medians[1]).bytes_per_second;
       const double weights = static_cast<double>(m.model.weights().bytes_per_token());
       const double cache_read = static_cast<double>((kContext + 1) * 2 * c.n_layers * c.q_width() * 4);
-      const double fraction = weights / seconds / bw.bytes_per_second;
-      Table t(fmt::format("1. Decode step at context {}, fp32 weights, {} threads, median of {}", kContext, num_threads(), repeats),
+      const double fraction = weights / seconds / bandwidth;
+      Table t(fmt::format("1. Decode step at context {}, fp32 weights, {} threads, median of {} rounds (the step and "
+                          "the read loop timed in turn)", kContext, num_threads(), repeats),
               {"quantity", "value"});
       t.add_row({"decode step time", format_seconds(seconds)});
+      t.add_row({"read bandwidth in the same rounds", fmt::format("{:.2f} GB/s", bandwidth / 1e9)});
       t.add_row({"weight bytes per step", format_bytes(weights)});
       t.add_row({"weight bytes streamed per second", fmt::format("{:.2f} GB/s", weights / seconds / 1e9)});
       t.add_row({"fraction of read bandwidth (weights)", fmt::format("{:.0f}%", 100.0 * fraction)});
-      t.add_row({"fraction incl. the cache read", fmt::format("{:.0f}%", 100.0 * (weights + cache_read) / seconds / bw.bytes_per_second)});
-      t.add_note(fmt::format("target: weights streamed at ≥ 80% of read bandwidth — {}", verdict(fraction >= 0.80)));
+      t.add_row({"fraction incl. the cache read", fmt::format("{:.0f}%", 100.0 * (weights + cache_read) / seconds / bandwidth)});
+      t.add_note(fmt::format("target (chapter 02): weights streamed at ≥ 80% of read bandwidth — {}", verdict(fraction >= 0.80)));
+      t.add_note(fmt::format("target (performance issue): ≥ 85% — {}", verdict(fraction >= 0.85)));
       t.print();
       t.append_csv(o.csv_path);
     }

@@ -119,9 +119,9 @@ int main(int argc, char** argv) {
       return;
     }
     LoadedModel m = load_model(o);
-    const BandwidthResult bw = measure_read_bandwidth();
-    fmt::print("{} threads, measured read bandwidth {:.2f} GB/s\n\n", num_threads(), bw.bytes_per_second / 1e9);
-    const std::vector<SpeedRow> rows = measure_speed(m.model, m.tokenizer, kernels, s);
+    BandwidthResult bw;  // timed in turn with the models
+    const std::vector<SpeedRow> rows = measure_speed(m.model, m.tokenizer, kernels, s, bw);
+    fmt::print("{} threads, read bandwidth {:.2f} GB/s (timed in the same rounds)\n\n", num_threads(), bw.bytes_per_second / 1e9);
     figures["machine"] = {{"threads", num_threads()}, {"read_bandwidth_bytes_per_s", bw.bytes_per_second}};
     for (const SpeedRow& r : rows)
       figures["speed"].push_back({{"scheme", r.scheme}, {"flag", r.flag}, {"activations", r.activations},

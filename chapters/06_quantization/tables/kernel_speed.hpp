@@ -53,9 +53,11 @@ struct SpeedRow {
 };
 
 // Times the fp32 `model` and a packed copy of it for each of `kernels`. The model must hold
-// dense fp32 weights on the CPU (it is left as it came).
+// dense fp32 weights on the CPU (it is left as it came). `bandwidth` gets the plain read loop's
+// bandwidth timed in the same rounds (one pass before each model's decode steps), so that a
+// row's share of it compares the same minutes.
 std::vector<SpeedRow> measure_speed(Llama& model, const Tokenizer& tokenizer, const std::vector<PackedKernel>& kernels,
-                                    const SpeedOptions& options);
+                                    const SpeedOptions& options, BandwidthResult& bandwidth);
 
 // The table of those rows (rows[0] is the fp32 reference), with the read bandwidth and thread
 // count it was measured at.
