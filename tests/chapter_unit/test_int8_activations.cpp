@@ -100,7 +100,9 @@ TEST_CASE("the int8-activation kernels compute the stated integer products, with
   uint32_t seed = 11;
   for (PackedFormat format : {PackedFormat::q8_0, PackedFormat::q4_1, PackedFormat::nf4}) {
     const auto scheme = scheme_for(format);
-    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 64}, {7, 128}, {33, 576}, {5, 1536}}) {
+    // 96 columns: an odd number of blocks (q4_1's two-blocks-at-a-time decode kernel ends on one)
+    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 64}, {7, 128}, {33, 576}, {5, 1536}, {3, 96}}) {
+      if (!int8_activations_supported(format, cols)) continue;  // nf4: a multiple of 64
       const std::vector<float> w = gaussian(rows * cols, 0.02f, ++seed);
       const PackedMatrix packed = scheme->quantize(w, rows, cols);
       std::vector<float> w_hat(w.size());
