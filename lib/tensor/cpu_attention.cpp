@@ -46,6 +46,9 @@
 #include <vector>
 
 #include <xsimd/xsimd.hpp>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 #include "tensor/thread_pool.hpp"
 
@@ -142,6 +145,16 @@ inline void add_values(float* out, const float* p, const float* const* values, i
     v[n] = values[n];
   }
   int64_t i = 0;
+  // Four registers of out at a time. Each is a chain of N multiply-adds that must wait for one
+  // another (4 cycles each); four chains side by side keep the units busy meanwhile. Every
+  // element still sees the same operations in the same order.
+  for (; i + 4 * kWidth <= d; i += 4 * kWidth) {
+    Batch o[4];
+    for (int c = 0; c < 4; ++c) o[c] = Batch::load_unaligned(out + i + c * kWidth);
+    for (int n = 0; n < N; ++n)
+      for (int c = 0; c < 4; ++c) o[c] = xsimd::fma(pn[n], Batch::load_unaligned(v[n] + i + c * kWidth), o[c]);
+    for (int c = 0; c < 4; ++c) o[c].store_unaligned(out + i + c * kWidth);
+  }
   for (; i + kWidth <= d; i += kWidth) {
     Batch o = Batch::load_unaligned(out + i);
     for (int n = 0; n < N; ++n) o = xsimd::fma(pn[n], Batch::load_unaligned(v[n] + i), o);
@@ -150,6 +163,46 @@ inline void add_values(float* out, const float* p, const float* const* values, i
   for (; i < d; ++i)
     for (int n = 0; n < N; ++n) out[i] += p[n] * v[n][i];
 }
+
+// kWidth running sums in double, one per lane of a Batch: lane l of every added register goes
+// to sum l. With AVX the eight sums are two registers of four doubles, converted straight from
+// the float register (one sum per lane in memory instead made every lane a store, a reload and
+// a scalar add, which cost more than the exponential).
+class LaneSumsInDouble {
+ public:
+#if defined(__AVX__)
+  static_assert(kWidth == 8, "two registers of four doubles");
+  void add(const Batch& e) {
+    const __m256 f = e;
+    low_ = _mm256_add_pd(low_, _mm256_cvtps_pd(_mm256_castps256_ps128(f)));   // lanes 0-3
+    high_ = _mm256_add_pd(high_, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));  // lanes 4-7
+  }
+  double total() const {  // the lanes' sums added in lane order
+    alignas(32) double lanes[8];
+    _mm256_store_pd(lanes, low_);
+    _mm256_store_pd(lanes + 4, high_);
+    return sum_in_order(lanes);
+  }
+
+ private:
+  __m256d low_ = _mm256_setzero_pd(), high_ = _mm256_setzero_pd();
+#else
+  void add(const Batch& e) {
+    alignas(64) float f[kWidth];
+    e.store_aligned(f);
+    for (int64_t l = 0; l < kWidth; ++l) lanes_[l] += static_cast<double>(f[l]);
+  }
+  double total() const { return sum_in_order(lanes_.data()); }
+
+ private:
+  std::array<double, kWidth> lanes_{};
+#endif
+  static double sum_in_order(const double* lanes) {
+    double sum = 0.0;
+    for (int64_t l = 0; l < kWidth; ++l) sum += lanes[l];
+    return sum;
+  }
+};
 
 // Turns one row of scores s[0 … n) into probabilities, in place:
 //   p_j = exp(s_j − max) / Σ exp(s − max)   (subtracting the max keeps exp from overflowing)
@@ -165,15 +218,13 @@ inline void softmax_row(float* s, int64_t n) {
   const Batch max_score(*std::max_element(lanes.begin(), lanes.end()));
   // The sum in double (thousands of terms of very different sizes), one running sum per lane,
   // added up in lane order at the end.
-  std::array<double, kWidth> lane_sums{};
+  LaneSumsInDouble sums;
   for (int64_t j = 0; j < padded; j += kWidth) {
     const Batch e = xsimd::exp(Batch::load_unaligned(s + j) - max_score);
     e.store_unaligned(s + j);
-    for (int64_t l = 0; l < kWidth; ++l) lane_sums[l] += static_cast<double>(s[j + l]);
+    sums.add(e);
   }
-  double sum = 0.0;
-  for (const double lane : lane_sums) sum += lane;
-  const Batch inv_sum(static_cast<float>(1.0 / sum));
+  const Batch inv_sum(static_cast<float>(1.0 / sums.total()));
   for (int64_t j = 0; j < padded; j += kWidth) (Batch::load_unaligned(s + j) * inv_sum).store_unaligned(s + j);
 }
 
