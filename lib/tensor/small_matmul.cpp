@@ -121,15 +121,19 @@ void weight_rows(int first, int last, int n, int m, int k, const float* w, const
   }
 }
 
-// The threads split the weight rows, in chunks that are whole tiles of TW rows.
+// The threads split the weight rows, in chunks of whole tiles of TW rows that shrink towards the
+// end of the product (parallel_for_tapered): a decode step is ~211 products in a row, and at
+// the end of each the thread that finishes first waits for the other's last chunk. With chunks
+// of equal size that wait was ~3% of an fp32 step and ~7% of a Q8_0 one (measured by timing
+// decode steps with either split in turn, in one process).
 template <int TW>
 void split_weight_rows(int n, int m, int k, const float* w, const float* x, float* y) {
-  const int64_t grain = (balanced_grain(m, 16) + TW - 1) / TW * TW;
-  parallel_for(m, grain, [&](int64_t first, int64_t last) {
+  const auto body = [&](int64_t first, int64_t last) {
     const int whole = static_cast<int>(first + (last - first) / TW * TW);
     weight_rows<TW>(static_cast<int>(first), whole, n, m, k, w, x, y);
     weight_rows<1>(whole, static_cast<int>(last), n, m, k, w, x, y);  // rows left when m % TW ≠ 0
-  });
+  };
+  parallel_for_tapered(m, TW, 16, body);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -58,13 +59,14 @@ class ThreadPool {
 
   // Runs the job on this thread and the workers; false (nothing run) if another thread of the
   // program is using the pool right now.
-  bool run(int64_t n, int64_t grain, ChunkBody body) {
+  bool run(int64_t n, int64_t grain, ChunkBody body, std::span<const int64_t> bounds = {}) {
     std::unique_lock<std::mutex> owner(owner_, std::try_to_lock);
     if (!owner.owns_lock()) return false;
     n_ = n;
     grain_ = grain;
+    bounds_ = bounds;
     body_ = body;
-    const auto chunks = static_cast<uint32_t>((n + grain - 1) / grain);
+    const auto chunks = static_cast<uint32_t>(bounds.empty() ? (n + grain - 1) / grain : bounds.size() - 1);
     done_.store(0, std::memory_order_relaxed);
     ++generation_;
     // Publish: everything written above becomes visible to whoever claims a chunk of this job.
@@ -94,7 +96,8 @@ class ThreadPool {
     while (remaining_of(s) > 0) {
       if (!state_.compare_exchange_weak(s, s - 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
       const int64_t chunk = remaining_of(s) - 1;
-      const int64_t begin = chunk * grain_, end = std::min(n_, begin + grain_);
+      const int64_t begin = bounds_.empty() ? chunk * grain_ : bounds_[chunk];
+      const int64_t end = bounds_.empty() ? std::min(n_, begin + grain_) : bounds_[chunk + 1];
       body_.call(body_.closure, begin, end);
       done_.fetch_add(1, std::memory_order_release);
       s = state_.load(std::memory_order_acquire);
@@ -143,6 +146,7 @@ class ThreadPool {
   // The job: written by the owner before it publishes state_, read by a thread only after it
   // has claimed a chunk, which the owner waits for before writing the next job.
   int64_t n_ = 0, grain_ = 1;
+  std::span<const int64_t> bounds_;  // chunk c is [bounds_[c], bounds_[c + 1]) when not empty
   ChunkBody body_{};
   uint32_t generation_ = 0;
 
@@ -189,6 +193,27 @@ int thread_pool_size() { return pool()->threads(); }
 int64_t balanced_grain(int64_t n, int64_t min_grain) {
   const int64_t chunks = 8 * static_cast<int64_t>(thread_pool_size());
   return std::max<int64_t>(std::max<int64_t>(1, min_grain), (n + chunks - 1) / chunks);
+}
+
+void parallel_for_tapered_chunks(int64_t n, int64_t align, int64_t min_chunk, ChunkBody body) {
+  if (n <= 0) return;
+  ThreadPool* p = pool();
+  const int64_t threads = p->threads();
+  align = std::max<int64_t>(1, align);
+  min_chunk = (std::max<int64_t>(1, min_chunk) + align - 1) / align * align;
+  if (n <= min_chunk || t_inside_job || threads == 1) return run_serially(n, n, body);
+  // Sizes in the order the chunks are claimed: each takes 1 / (2 · threads) of what is left,
+  // so the last ones are small and a thread finishing early waits for little.
+  thread_local std::vector<int64_t> bounds;
+  bounds.assign(1, n);
+  for (int64_t left = n; left > 0;) {
+    int64_t size = std::max(min_chunk, (left + 2 * threads - 1) / (2 * threads));
+    size = std::min(left, (size + align - 1) / align * align);
+    left -= size;
+    bounds.push_back(left);
+  }
+  std::reverse(bounds.begin(), bounds.end());  // chunk c = [bounds[c], bounds[c + 1]); the last is claimed first
+  if (!p->run(n, n, body, bounds)) run_serially(n, n, body);
 }
 
 void parallel_for_chunks(int64_t n, int64_t grain, ChunkBody body) {

@@ -15,8 +15,8 @@
 // and a loaded machine: tests/bench/bench_contention.sh) so that back-to-back regions in a forward
 // pass do not pay a wake-up, then sleeps on a futex so that an idle program costs nothing.
 //
-// Chunks are fixed by (n, grain) alone, never by which thread runs them, so results do not depend
-// on scheduling. A parallel_for called from inside a chunk, or while another thread of the program
+// Chunks are fixed by (n, grain) alone (or, tapered, by n and the thread count), never by which
+// thread runs them, so results do not depend on scheduling. A parallel_for called from inside a chunk, or while another thread of the program
 // owns the pool, runs serially on its caller.
 #pragma once
 
@@ -32,14 +32,29 @@ struct ChunkBody {
   const void* closure;
 };
 
+template <typename F>
+ChunkBody chunk_body(const F& body) {
+  static_assert(std::is_invocable_v<const F&, int64_t, int64_t>, "body(begin, end)");
+  return ChunkBody{[](const void* f, int64_t b, int64_t e) { (*static_cast<const F*>(f))(b, e); }, &body};
+}
+
 void parallel_for_chunks(int64_t n, int64_t grain, ChunkBody body);
 
 template <typename F>
 void parallel_for(int64_t n, int64_t grain, const F& body) {
-  static_assert(std::is_invocable_v<const F&, int64_t, int64_t>, "body(begin, end)");
-  parallel_for_chunks(n, grain,
-                      ChunkBody{[](const void* f, int64_t b, int64_t e) { (*static_cast<const F*>(f))(b, e); },
-                                &body});
+  parallel_for_chunks(n, grain, chunk_body(body));
+}
+
+// parallel_for whose chunks shrink as the work runs out: each chunk, in the order they are
+// claimed, takes 1 / (2 · threads) of what is left (whole multiples of `align`, at least
+// min_chunk), so the thread that finishes first waits only for a small last chunk. Used by the
+// weight products of a decode step, ~211 regions in a row. The bounds depend on n, align,
+// min_chunk and the thread count alone.
+void parallel_for_tapered_chunks(int64_t n, int64_t align, int64_t min_chunk, ChunkBody body);
+
+template <typename F>
+void parallel_for_tapered(int64_t n, int64_t align, int64_t min_chunk, const F& body) {
+  parallel_for_tapered_chunks(n, align, min_chunk, chunk_body(body));
 }
 
 // Threads in the pool, the caller included (set by set_num_threads in ops.hpp). Each new worker

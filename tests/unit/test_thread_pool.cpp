@@ -1,6 +1,8 @@
 // lib's thread pool: every item runs exactly once, whoever runs it; nested and concurrent calls
 // are safe; the sgemm split over the pool gives OpenBLAS's bits exactly.
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <cmath>
 #include <array>
 #include <random>
@@ -41,6 +43,36 @@ TEST_CASE("parallel_for runs every item exactly once", "[thread_pool]") {
   }
   set_num_threads(0);
   REQUIRE(visits(0, 1).empty());
+}
+
+TEST_CASE("parallel_for_tapered runs every item once, in chunks of whole multiples that shrink", "[thread_pool]") {
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    for (int64_t n : {1, 5, 16, 17, 192, 576, 1001, 49152})
+      for (int64_t align : {1, 2, 4}) {
+        INFO(threads << " threads, n = " << n << ", align " << align);
+        std::vector<std::atomic<int>> count(static_cast<std::size_t>(n));
+        std::mutex mutex;
+        std::vector<std::pair<int64_t, int64_t>> chunks;
+        parallel_for_tapered(n, align, 16, [&](int64_t first, int64_t last) {
+          for (int64_t i = first; i < last; ++i) count[i].fetch_add(1);
+          std::lock_guard<std::mutex> lock(mutex);
+          chunks.emplace_back(first, last);
+        });
+        for (auto& c : count) REQUIRE(c.load() == 1);
+        std::sort(chunks.begin(), chunks.end());
+        // Every chunk but the one at 0 is a whole number of `align` items, and sizes never grow
+        // from the top of the range down (the top is claimed first).
+        for (std::size_t c = 1; c < chunks.size(); ++c) {
+          const int64_t size = chunks[c].second - chunks[c].first;
+          CHECK(size % align == 0);
+          CHECK(size >= chunks[c - 1].second - chunks[c - 1].first - align);
+        }
+        if (threads > 1 && n >= 192) CHECK(chunks.size() >= 4);  // split, with small chunks at the end
+        if (threads > 1 && n >= 192) CHECK(chunks.front().second - chunks.front().first <= n / 8);
+      }
+  }
+  set_num_threads(0);
 }
 
 TEST_CASE("many short jobs in a row never lose or repeat a chunk", "[thread_pool]") {

@@ -288,7 +288,7 @@ void matmul(const uint8_t* w, int64_t rows, int64_t cols, const Int8Activations&
   // Ask for the bytes a few rows ahead: the hardware prefetcher alone leaves these short rows
   // waiting on memory (as in packed_kernels.cpp).
   const int64_t ahead = std::max<int64_t>(1, 4096 / stride);
-  parallel_for(rows, 64, [&](int64_t first, int64_t last) {
+  const auto body = [&](int64_t first, int64_t last) {
     for (int64_t r = first; r < last; ++r) {
       if (r + ahead < rows)
         for (int64_t off = 0; off < stride; off += 64) __builtin_prefetch(codes + (r + ahead) * stride + off);
@@ -300,7 +300,8 @@ void matmul(const uint8_t* w, int64_t rows, int64_t cols, const Int8Activations&
       for (; i + 4 <= a.n; i += 4) dot_rows<F, 4>(row, row_scales, a, i, y + r, rows);
       for (; i < a.n; ++i) dot_rows<F, 1>(row, row_scales, a, i, y + r, rows);
     }
-  });
+  };
+  parallel_for_tapered(rows, 1, 16, body);  // chunks shrinking towards the end: see lib's small_matmul.cpp
 }
 
 // One block of 32 values of x: dx = max |x| / 127, codes round(x / dx) (to nearest, ties to even),
