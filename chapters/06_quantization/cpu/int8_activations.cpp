@@ -78,6 +78,15 @@ void reorder_block_pairs(Int8Activations& a) {
     }
 }
 
+// Σ_j code_j · qx_j over one q4_1 block, exactly in integers: its 16 bytes hold weights j (low
+// nibble) and j + 16 (high nibble). The plain loop, for the machines without AVX2 and for an odd
+// last block of the two-block kernel.
+int32_t q4_1_codes_dot(const uint8_t* codes, const int8_t* qx) {
+  int32_t s = 0;
+  for (int64_t j = 0; j < 16; ++j) s += (codes[j] & 15) * qx[j] + (codes[j] >> 4) * qx[16 + j];
+  return s;
+}
+
 #if defined(__AVX2__)
 
 // 8 int32 lanes, each the sum of 4 adjacent products u[k]·s[k] (u read as unsigned bytes, s as
@@ -224,9 +233,7 @@ void dot_row_q4_1_pairs(const uint8_t* row, const Int8Activations& a, int64_t i,
                 _mm_cvtss_f32(_mm_shuffle_ps(offset, offset, 3));
   if (b < blocks) {  // an odd last block, in x's plain order
     const uint8_t* blk = row + 20 * b;
-    const int8_t* qx = q + b * kBlock;
-    int32_t s = 0;
-    for (int64_t j = 0; j < 16; ++j) s += (blk[4 + j] & 15) * qx[j] + (blk[4 + j] >> 4) * qx[16 + j];
+    const int32_t s = q4_1_codes_dot(blk + 4, q + b * kBlock);
     total += static_cast<float>(s) * (gguf::load_fp16(blk) * xblocks[b].scale) + gguf::load_fp16(blk + 2) * xblocks[b].sum;
   }
   y[i * y_stride] = total;
@@ -258,7 +265,7 @@ void dot_rows(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activatio
         const uint8_t* blk = row + 20 * b;
         d = gguf::load_fp16(blk);
         offset += gguf::load_fp16(blk + 2) * a.blocks[xb].sum;
-        for (int64_t j = 0; j < 16; ++j) s += (blk[4 + j] & 15) * qx[j] + (blk[4 + j] >> 4) * qx[16 + j];
+        s = q4_1_codes_dot(blk + 4, qx);
       } else {
         const uint8_t* bytes = row + 16 * b;
         d = gguf::load_fp16(nf4_scales + 2 * (b / 2)) * kInverse127;
