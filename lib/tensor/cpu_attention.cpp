@@ -146,7 +146,7 @@ inline void add_values(float* out, const float* p, const float* const* values, i
   }
   int64_t i = 0;
   // Four registers of out at a time. Each is a chain of N multiply-adds that must wait for one
-  // another (4 cycles each); four chains side by side keep the units busy meanwhile. Every
+  // another (~5 cycles each here); four chains side by side keep the units busy meanwhile. Every
   // element still sees the same operations in the same order.
   for (; i + 4 * kWidth <= d; i += 4 * kWidth) {
     Batch o[4];
