@@ -50,6 +50,7 @@
 #include <immintrin.h>
 #endif
 
+#include "tensor/load_piece.hpp"
 #include "tensor/thread_pool.hpp"
 
 namespace infer::cpu {
@@ -111,9 +112,9 @@ inline void dot_keys(const float* const* q, const float* const* keys, int64_t d,
   int64_t i = 0;
   for (; i + kWidth <= d; i += kWidth) {
     Batch qi[R];
-    for (int r = 0; r < R; ++r) qi[r] = Batch::load_unaligned(q[r] + i);
+    for (int r = 0; r < R; ++r) qi[r] = load_piece<N, Batch>(q[r] + i);  // used by N keys
     for (int n = 0; n < N; ++n) {
-      const Batch kn = Batch::load_unaligned(k[n] + i);
+      const Batch kn = load_piece<R, Batch>(k[n] + i);  // used by R rows: kept in its register
       for (int r = 0; r < R; ++r) acc[r * N + n] = xsimd::fma(qi[r], kn, acc[r * N + n]);
     }
   }
