@@ -7,8 +7,9 @@
 // multiply-add that uses the piece: a piece used by two rows is then read from memory twice, and
 // the loads, not the multiply-adds, set the tile's pace. A piece used more than once is
 // therefore pinned in its register by an empty asm statement that "may change" it: no
-// instruction is emitted, but the value must now live in a register. A piece used once is left
-// to the compiler (folding it is then the best code).
+// instruction is emitted, but the value must now live in a register. Both operands' pieces need
+// it: with only the keys pinned, attention's tile loaded each query piece once per key instead.
+// A piece used once is left to the compiler (folding it is then the best code).
 #pragma once
 
 namespace infer::cpu {
