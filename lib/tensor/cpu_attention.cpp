@@ -63,7 +63,8 @@ using Batch = std::conditional_t<std::is_void_v<Batch8>, xsimd::batch<float>, Ba
 constexpr int64_t kWidth = Batch::size;
 constexpr int64_t kQueryBlock = 16;  // queries per work item (× G rows)
 constexpr int kKeyTile = kWidth / 2;  // keys two query rows take at a time: 2 × kKeyTile sums, one register of results
-constexpr int kValueTile = 8;         // value rows added to a row's output at a time
+constexpr int64_t kValueBlock = 32;  // value rows every row of a work item takes before the next ones
+constexpr int kRowTile = 3;           // output rows that share each load of a value row
 
 int64_t round_up(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
 
@@ -133,36 +134,44 @@ inline void dot_keys(const float* const* q, const float* const* keys, int64_t d,
     }
 }
 
-// out[0 … d) += Σ_n p[n] · v_n for N value rows, added one after the other (n = 0 first): the
-// same operations in the same order as N calls with N = 1, with out loaded and stored once.
-template <int N>
-inline void add_values(float* out, const float* p, const float* const* values, int64_t d) {
-  // Local copies: out might alias p or the row pointers as far as the compiler knows, and it
-  // would load them again after every store.
-  Batch pn[N];
-  const float* v[N];
-  for (int n = 0; n < N; ++n) {
-    pn[n] = Batch(p[n]);
-    v[n] = values[n];
+// R rows of outputs, each plus a weighted sum of the same n value rows:
+//   out_r[i … i + C·kWidth) += Σ_j p_r[j] · v_j[i … i + C·kWidth)   for r = 0 … R − 1
+// The R·C pieces of out stay in registers while the n value rows go by (j = 0 first), and each
+// piece of a value row is loaded once for the R rows: a load serves R multiply-adds, not one.
+// With one row per load this loop ran at under half the multiply-add rate of the core, limited
+// by its loads; three rows per load made a 1 024-token prefill's attention 0.75–0.86× the time.
+// Each element of out still sees the same operations in the same order (a multiply-add per
+// value row, in row order) whatever R and C are, so a row has the same bits in a tile or alone.
+template <int R, int C>
+inline void add_values_piece(float* const* out, const float* const* p, const float* const* values, int64_t n,
+                             int64_t i) {
+  Batch o[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) o[r][c] = Batch::load_unaligned(out[r] + i + c * kWidth);
+  for (int64_t j = 0; j < n; ++j) {
+    Batch pj[R];
+    for (int r = 0; r < R; ++r) pj[r] = Batch(p[r][j]);
+    const float* v = values[j] + i;
+    for (int c = 0; c < C; ++c) {
+      const Batch vc = load_piece<R, Batch>(v + c * kWidth);  // used by R rows: kept in its register
+      for (int r = 0; r < R; ++r) o[r][c] = xsimd::fma(pj[r], vc, o[r][c]);
+    }
   }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) o[r][c].store_unaligned(out[r] + i + c * kWidth);
+}
+
+// out_r[0 … d) += Σ_j p_r[j] · v_j for R rows and n value rows: four registers of each row at a
+// time (R = 3: twelve sums, three weights and a value piece fill the sixteen registers), then
+// one, then the floats left over.
+template <int R>
+inline void add_values(float* const* out, const float* const* p, const float* const* values, int64_t n, int64_t d) {
   int64_t i = 0;
-  // Four registers of out at a time. Each is a chain of N multiply-adds that must wait for one
-  // another (~5 cycles each here); four chains side by side keep the units busy meanwhile. Every
-  // element still sees the same operations in the same order.
-  for (; i + 4 * kWidth <= d; i += 4 * kWidth) {
-    Batch o[4];
-    for (int c = 0; c < 4; ++c) o[c] = Batch::load_unaligned(out + i + c * kWidth);
-    for (int n = 0; n < N; ++n)
-      for (int c = 0; c < 4; ++c) o[c] = xsimd::fma(pn[n], Batch::load_unaligned(v[n] + i + c * kWidth), o[c]);
-    for (int c = 0; c < 4; ++c) o[c].store_unaligned(out + i + c * kWidth);
-  }
-  for (; i + kWidth <= d; i += kWidth) {
-    Batch o = Batch::load_unaligned(out + i);
-    for (int n = 0; n < N; ++n) o = xsimd::fma(pn[n], Batch::load_unaligned(v[n] + i), o);
-    o.store_unaligned(out + i);
-  }
+  for (; i + 4 * kWidth <= d; i += 4 * kWidth) add_values_piece<R, 4>(out, p, values, n, i);
+  for (; i + kWidth <= d; i += kWidth) add_values_piece<R, 1>(out, p, values, n, i);
   for (; i < d; ++i)
-    for (int n = 0; n < N; ++n) out[i] += p[n] * v[n][i];
+    for (int r = 0; r < R; ++r)
+      for (int64_t j = 0; j < n; ++j) out[r][i] += p[r][j] * values[j][i];
 }
 
 // kWidth running sums in double, one per lane of a Batch: lane l of every added register goes
@@ -296,16 +305,29 @@ void attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, i
       // 2. P = softmax(S), row by row, over the keys each row sees.
       for (int64_t r = 0; r < n_rows; ++r) softmax_row(score_row(r), n_seen[r]);
 
-      // 3. O = P · V_g, kValueTile value rows at a time, read once for every row that sees them.
+      // 3. O = P · V_g, kValueBlock value rows at a time (they stay in the L1 cache while every
+      //    row that sees them goes by), kRowTile rows at a time (each load of a value row serves
+      //    them all). Rows are in order of the keys they see, so a tile's first row sees the
+      //    fewest: the tile takes those keys together, and each later row adds the rest alone.
       for (int64_t r = 0; r < n_rows; ++r) std::fill_n(out_rows[r], head_dim, 0.0f);
-      for (int64_t j0 = 0; j0 < n_keys; j0 += kValueTile) {
-        prefetch_rows(value_rows, j0, kValueTile, n_keys, head_dim);
-        for (int64_t r = first_row(j0); r < n_rows; ++r) {
-          const int64_t seen = std::min<int64_t>(kValueTile, n_seen[r] - j0);
-          float* o = out_rows[r];
+      for (int64_t j0 = 0; j0 < n_keys; j0 += kValueBlock) {
+        prefetch_rows(value_rows, j0, kValueBlock, n_keys, head_dim);
+        const int64_t j1 = std::min(n_keys, j0 + kValueBlock);
+        const auto seen_here = [&](int64_t r) { return std::clamp<int64_t>(n_seen[r] - j0, 0, j1 - j0); };
+        int64_t r = first_row(j0);
+        for (; r + kRowTile <= n_rows; r += kRowTile) {
+          const float* p[kRowTile];
+          for (int i = 0; i < kRowTile; ++i) p[i] = score_row(r + i) + j0;
+          const int64_t together = seen_here(r);
+          add_values<kRowTile>(&out_rows[r], p, &value_rows[j0], together, head_dim);
+          for (int i = 1; i < kRowTile; ++i) {
+            const float* rest = p[i] + together;
+            add_values<1>(&out_rows[r + i], &rest, &value_rows[j0 + together], seen_here(r + i) - together, head_dim);
+          }
+        }
+        for (; r < n_rows; ++r) {
           const float* p = score_row(r) + j0;
-          if (seen == kValueTile) add_values<kValueTile>(o, p, &value_rows[j0], head_dim);
-          else for (int64_t n = 0; n < seen; ++n) add_values<1>(o, p + n, &value_rows[j0 + n], head_dim);
+          add_values<1>(&out_rows[r], &p, &value_rows[j0], seen_here(r), head_dim);
         }
       }
     }
