@@ -61,12 +61,12 @@ TEST_CASE("attention at head size 64 equals the textbook formula", "[ops]") {
 
 TEST_CASE("attention gives a query the same bits alone as among many", "[ops]") {
   // 40 queries span three query blocks of the kernel; each must equal a one-query call at its
-  // own position (what a decode step computes), to the bit. D = 72 leaves a tail after the
-  // SIMD registers on every width. Groups of 3 query heads (the default model) fill the
-  // kernel's tiles of three rows exactly; groups of 4 and 1 make tiles whose rows belong to
-  // different queries, which see different numbers of keys.
+  // own position (what a decode step computes), to the bit. D = 72 and 68 leave a tail after the
+  // kernel's four-register pieces, and D = 68 also floats after its last register. Groups of 3
+  // query heads (the default model) fill the kernel's tiles of three rows exactly; groups of 4
+  // and 1 make tiles whose rows belong to different queries, which see different numbers of keys.
   for (const auto [H, Hkv] : {std::pair{9, 3}, std::pair{8, 2}, std::pair{4, 4}})
-  for (const int D : {64, 72}) {
+  for (const int D : {64, 72, 68}) {
     INFO(H << " query heads, " << Hkv << " key/value heads");
     const int64_t pos0 = 5, T = 40, S = pos0 + T;
     const Tensor q = random_tensor({T, H * D}, 4), k = random_tensor({S, Hkv * D}, 5), v = random_tensor({S, Hkv * D}, 6);
