@@ -314,21 +314,20 @@ void attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, i
         prefetch_rows(value_rows, j0, kValueBlock, n_keys, head_dim);
         const int64_t j1 = std::min(n_keys, j0 + kValueBlock);
         const auto seen_here = [&](int64_t r) { return std::clamp<int64_t>(n_seen[r] - j0, 0, j1 - j0); };
+        // Row r alone, the block's keys from j0 + from on that it sees.
+        const auto add_alone = [&](int64_t r, int64_t from) {
+          const float* p = score_row(r) + j0 + from;
+          add_values<1>(&out_rows[r], &p, &value_rows[j0 + from], seen_here(r) - from, head_dim);
+        };
         int64_t r = first_row(j0);
         for (; r + kRowTile <= n_rows; r += kRowTile) {
           const float* p[kRowTile];
           for (int i = 0; i < kRowTile; ++i) p[i] = score_row(r + i) + j0;
           const int64_t together = seen_here(r);
           add_values<kRowTile>(&out_rows[r], p, &value_rows[j0], together, head_dim);
-          for (int i = 1; i < kRowTile; ++i) {
-            const float* rest = p[i] + together;
-            add_values<1>(&out_rows[r + i], &rest, &value_rows[j0 + together], seen_here(r + i) - together, head_dim);
-          }
+          for (int i = 1; i < kRowTile; ++i) add_alone(r + i, together);
         }
-        for (; r < n_rows; ++r) {
-          const float* p = score_row(r) + j0;
-          add_values<1>(&out_rows[r], &p, &value_rows[j0], seen_here(r), head_dim);
-        }
+        for (; r < n_rows; ++r) add_alone(r, 0);
       }
     }
   });

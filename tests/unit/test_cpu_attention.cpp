@@ -2,9 +2,9 @@
 // 05 (paged = contiguous) and chapter 07 (a verification pass = decode steps) build on, and its
 // agreement with the textbook formula at the default model's head size.
 #include <cmath>
-#include <utility>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
