@@ -100,8 +100,8 @@ void weight_rows(int first, int last, int n, int m, int k, const float* w, const
   for (int j = first; j + TW <= last; j += TW) {
     const float* wr[TW];
     for (int a = 0; a < TW; ++a) wr[a] = w + at(j + a, k);
-    const int next = j + kPrefetchTiles * TW;
-    const float* ahead = next + TW <= last ? w + at(next, k) : nullptr;
+    const int next = j + kPrefetchTiles * TW;  // past `last` too: a thread's next cell usually follows this one
+    const float* ahead = next + TW <= m ? w + at(next, k) : nullptr;
     if (ahead)  // the last line of each row: the k loop's steps miss it when a row starts mid-line
       for (int a = 0; a < TW; ++a) __builtin_prefetch(ahead + at(a, k) + k - 1);
     const auto store = [&]<int TX>(int t, const float (&out)[TW][TX]) {
@@ -125,11 +125,13 @@ void weight_rows(int first, int last, int n, int m, int k, const float* w, const
   }
 }
 
-// The threads split the weight rows, in chunks of whole tiles of TW rows that shrink towards the
-// end of the product (parallel_for_tapered): a decode step is ~211 products in a row, and at
-// the end of each the thread that finishes first waits for the other's last chunk. With chunks
-// of equal size that wait was ~3% of an fp32 step and ~7% of a Q8_0 one (measured by timing
-// decode steps with either split in turn, in one process).
+// The threads split the weight rows in shares (parallel_for_shares): each walks its own share
+// front to back in cells of 16 rows, so that its reads form one ascending stream and the
+// prefetches above run on from one cell into the next; a thread whose share is done takes
+// cells from the back of the other's, so at the end of each of a decode step's ~211 products
+// the first to finish waits for at most one cell. (Before, chunks shrinking towards the end
+// were claimed from the top of the matrix down: each began where no prefetch had run, and the
+// prefetches at its end asked for rows already done.)
 template <int TW>
 void split_weight_rows(int n, int m, int k, const float* w, const float* x, float* y) {
   const auto body = [&](int64_t first, int64_t last) {
@@ -137,7 +139,7 @@ void split_weight_rows(int n, int m, int k, const float* w, const float* x, floa
     weight_rows<TW>(static_cast<int>(first), whole, n, m, k, w, x, y);
     weight_rows<1>(whole, static_cast<int>(last), n, m, k, w, x, y);  // rows left when m % TW ≠ 0
   };
-  parallel_for_tapered(m, TW, 16, body);
+  parallel_for_shares(m, TW, 16, body);
 }
 
 }  // namespace

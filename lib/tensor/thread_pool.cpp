@@ -195,25 +195,62 @@ int64_t balanced_grain(int64_t n, int64_t min_grain) {
   return std::max<int64_t>(std::max<int64_t>(1, min_grain), (n + chunks - 1) / chunks);
 }
 
-void parallel_for_tapered_chunks(int64_t n, int64_t align, int64_t min_chunk, ChunkBody body) {
+// One thread's share of the cells: the next cell from the front (its owner's) and one past the
+// last cell not yet taken from the back (by a thread whose own share is done), in one word so
+// that one compare-and-swap claims a cell from either end.
+struct alignas(64) Share {  // a cache line each: the owners update theirs without disturbing the others
+  std::atomic<uint64_t> front_back;  // front << 32 | back, in cells
+};
+
+void parallel_for_shares_chunks(int64_t n, int64_t align, int64_t cell, ChunkBody body) {
   if (n <= 0) return;
   ThreadPool* p = pool();
   const int64_t threads = p->threads();
   align = std::max<int64_t>(1, align);
-  min_chunk = (std::max<int64_t>(1, min_chunk) + align - 1) / align * align;
-  if (n <= min_chunk || t_inside_job || threads == 1) return run_serially(n, n, body);
-  // Sizes in the order the chunks are claimed: each takes 1 / (2 · threads) of what is left,
-  // so the last ones are small and a thread finishing early waits for little.
-  thread_local std::vector<int64_t> bounds;
-  bounds.assign(1, n);
-  for (int64_t left = n; left > 0;) {
-    int64_t size = std::max(min_chunk, (left + 2 * threads - 1) / (2 * threads));
-    size = std::min(left, (size + align - 1) / align * align);
-    left -= size;
-    bounds.push_back(left);
+  cell = (std::max<int64_t>(1, cell) + align - 1) / align * align;
+  const int64_t cells = (n + cell - 1) / cell;
+  if (cells >= (int64_t{1} << 32)) return parallel_for_chunks(n, cell, body);  // cell numbers fit in 32 bits
+  if (cells == 1 || t_inside_job || threads == 1) return run_serially(n, n, body);
+  thread_local std::unique_ptr<Share[]> shares;
+  thread_local int64_t capacity = 0;
+  if (capacity < threads) {
+    shares = std::make_unique<Share[]>(threads);
+    capacity = threads;
   }
-  std::reverse(bounds.begin(), bounds.end());  // chunk c = [bounds[c], bounds[c + 1]); the last is claimed first
-  if (!p->run(n, n, body, bounds)) run_serially(n, n, body);
+  for (int64_t s = 0; s < threads; ++s)
+    shares[s].front_back.store(static_cast<uint64_t>(cells * s / threads) << 32 | static_cast<uint64_t>(cells * (s + 1) / threads),
+                               std::memory_order_relaxed);
+  struct Job {
+    Share* shares;
+    int64_t threads, n, cell;
+    ChunkBody body;
+    // Claims one cell of share s, from the front (the owner) or the back; false if none is left.
+    bool run_one(int64_t s, bool from_front) const {
+      std::atomic<uint64_t>& word = shares[s].front_back;
+      uint64_t v = word.load(std::memory_order_acquire);
+      for (;;) {
+        const uint64_t front = v >> 32, back = v & 0xffffffffu;
+        if (front >= back) return false;
+        const uint64_t taken = from_front ? front : back - 1;
+        const uint64_t next = from_front ? (front + 1) << 32 | back : front << 32 | (back - 1);
+        if (word.compare_exchange_weak(v, next, std::memory_order_acq_rel, std::memory_order_acquire)) {
+          const int64_t begin = static_cast<int64_t>(taken) * cell;
+          body.call(body.closure, begin, std::min(n, begin + cell));
+          return true;
+        }
+      }
+    }
+  };
+  const Job job{shares.get(), threads, n, cell, body};
+  // The pool's chunk s is "the owner of share s": its own cells first, then the others' from the back.
+  const ChunkBody owner{[](const void* j, int64_t s, int64_t) {
+                          const Job& job = *static_cast<const Job*>(j);
+                          while (job.run_one(s, true)) {}
+                          for (int64_t other = 1; other < job.threads; ++other)
+                            while (job.run_one((s + other) % job.threads, false)) {}
+                        },
+                        &job};
+  if (!p->run(threads, 1, owner)) run_serially(n, n, body);
 }
 
 void parallel_for_chunks(int64_t n, int64_t grain, ChunkBody body) {

@@ -15,7 +15,7 @@
 // and a loaded machine: tests/bench/bench_contention.sh) so that back-to-back regions in a forward
 // pass do not pay a wake-up, then sleeps on a futex so that an idle program costs nothing.
 //
-// Chunks are fixed by (n, grain) alone (or, tapered, by n and the thread count), never by which
+// Chunks are fixed by (n, grain) alone (or, in shares, by n and the cell size), never by which
 // thread runs them, so results do not depend on scheduling. A parallel_for called from inside a chunk, or while another thread of the program
 // owns the pool, runs serially on its caller.
 #pragma once
@@ -45,16 +45,18 @@ void parallel_for(int64_t n, int64_t grain, const F& body) {
   parallel_for_chunks(n, grain, chunk_body(body));
 }
 
-// parallel_for whose chunks shrink as the work runs out: each chunk, in the order they are
-// claimed, takes 1 / (2 · threads) of what is left (whole multiples of `align`, at least
-// min_chunk), so the thread that finishes first waits only for a small last chunk. Used by the
-// weight products of a decode step, ~211 regions in a row. The bounds depend on n, align,
-// min_chunk and the thread count alone.
-void parallel_for_tapered_chunks(int64_t n, int64_t align, int64_t min_chunk, ChunkBody body);
+// parallel_for for the weight products of a decode step (~211 regions in a row, each a stream
+// of rows from memory): [0, n) is cut into cells of `cell` items (rounded up to a multiple of
+// `align`), and each thread gets an equal share of whole cells. A thread runs its own share
+// front to back, one cell at a time, so its reads are one long ascending stream that its
+// prefetches run ahead of; once its share is done it takes cells from the back of another
+// thread's share, so the first to finish waits only for a cell in progress. The cells depend on
+// n, align and cell alone; which thread runs a cell depends on timing.
+void parallel_for_shares_chunks(int64_t n, int64_t align, int64_t cell, ChunkBody body);
 
 template <typename F>
-void parallel_for_tapered(int64_t n, int64_t align, int64_t min_chunk, const F& body) {
-  parallel_for_tapered_chunks(n, align, min_chunk, chunk_body(body));
+void parallel_for_shares(int64_t n, int64_t align, int64_t cell, const F& body) {
+  parallel_for_shares_chunks(n, align, cell, chunk_body(body));
 }
 
 // Threads in the pool, the caller included (set by set_num_threads in ops.hpp). Each new worker

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <mutex>
 #include <cmath>
+#include <map>
 #include <array>
 #include <random>
 #include <thread>
@@ -45,31 +46,44 @@ TEST_CASE("parallel_for runs every item exactly once", "[thread_pool]") {
   REQUIRE(visits(0, 1).empty());
 }
 
-TEST_CASE("parallel_for_tapered runs every item once, in chunks of whole multiples that shrink", "[thread_pool]") {
+TEST_CASE("parallel_for_shares runs every item once, each thread streaming its share front to back", "[thread_pool]") {
   for (int threads : {1, 2, 3}) {
     set_num_threads(threads);
     for (int64_t n : {1, 5, 16, 17, 192, 576, 1001, 49152})
-      for (int64_t align : {1, 2, 4}) {
+      for (int64_t align : {1, 2, 3}) {
         INFO(threads << " threads, n = " << n << ", align " << align);
+        const int64_t cell = (16 + align - 1) / align * align;  // 16 items, rounded up to whole multiples
         std::vector<std::atomic<int>> count(static_cast<std::size_t>(n));
         std::mutex mutex;
-        std::vector<std::pair<int64_t, int64_t>> chunks;
-        parallel_for_tapered(n, align, 16, [&](int64_t first, int64_t last) {
+        std::map<std::thread::id, std::vector<std::pair<int64_t, int64_t>>> calls;  // each thread's, in order
+        parallel_for_shares(n, align, 16, [&](int64_t first, int64_t last) {
           for (int64_t i = first; i < last; ++i) count[i].fetch_add(1);
           std::lock_guard<std::mutex> lock(mutex);
-          chunks.emplace_back(first, last);
+          calls[std::this_thread::get_id()].emplace_back(first, last);
         });
         for (auto& c : count) REQUIRE(c.load() == 1);
-        std::sort(chunks.begin(), chunks.end());
-        // Every chunk but the one at 0 is a whole number of `align` items, and sizes never grow
-        // from the top of the range down (the top is claimed first).
-        for (std::size_t c = 1; c < chunks.size(); ++c) {
-          const int64_t size = chunks[c].second - chunks[c].first;
-          CHECK(size % align == 0);
-          CHECK(size >= chunks[c - 1].second - chunks[c - 1].first - align);
+        std::size_t total = 0;
+        for (const auto& [id, list] : calls) total += list.size();
+        if (threads == 1 || n <= cell) {  // nothing to split: one call over everything
+          REQUIRE(total == 1);
+          continue;
         }
-        if (threads > 1 && n >= 192) CHECK(chunks.size() >= 4);  // split, with small chunks at the end
-        if (threads > 1 && n >= 192) CHECK(chunks.front().second - chunks.front().first <= n / 8);
+        for (const auto& [id, list] : calls)
+          for (const auto& [first, last] : list) {  // every call is one cell
+            CHECK(first % cell == 0);
+            CHECK(last == std::min(n, first + cell));
+          }
+        if (threads != 2) continue;
+        // With two threads each one's calls are a run of cells going up from the start of its
+        // share (cell 0 or the middle cell), then a run going down (cells taken from the back of
+        // the other's share).
+        const int64_t cells = (n + cell - 1) / cell;
+        for (const auto& [id, list] : calls) {
+          CHECK((list.front().first == 0 || list.front().first == cells / 2 * cell));
+          std::size_t c = 1;
+          while (c < list.size() && list[c].first == list[c - 1].second) ++c;
+          for (++c; c < list.size(); ++c) CHECK(list[c].second == list[c - 1].first);
+        }
       }
   }
   set_num_threads(0);

@@ -308,7 +308,7 @@ void matmul(const uint8_t* w, int64_t rows, int64_t cols, const Int8Activations&
       for (; i < a.n; ++i) dot_rows<F, 1>(row, row_scales, a, i, y + r, rows);
     }
   };
-  parallel_for_tapered(rows, 1, 16, body);  // chunks shrinking towards the end: see lib's small_matmul.cpp
+  parallel_for_shares(rows, 1, 16, body);  // each thread streams its own share: see lib's small_matmul.cpp
 }
 
 // One block of 32 values of x: dx = max |x| / 127, codes round(x / dx) (to nearest, ties to even),

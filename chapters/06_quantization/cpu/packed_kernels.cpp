@@ -509,8 +509,8 @@ void matvec_fast(const View& v, const float* x, float* y) {
   }
   const auto [first, last] = row_bytes(v, 0);
   const int64_t ahead = std::max<int64_t>(1, kPrefetchBytes / std::max<int64_t>(1, last - first));
-  // Chunks shrinking towards the end of the product: see lib's small_matmul.cpp.
-  parallel_for_tapered(v.rows, 1, 16, [&](int64_t first_row, int64_t last_row) {
+  // Each thread streams its own share of the rows: see lib's small_matmul.cpp.
+  parallel_for_shares(v.rows, 1, 16, [&](int64_t first_row, int64_t last_row) {
     for (int64_t r = first_row; r < last_row; ++r) {
       prefetch_row(v, r + ahead);
       switch (v.format) {
@@ -526,7 +526,7 @@ void matvec_fast(const View& v, const float* x, float* y) {
 void matmul_rows(const View& v, const float* x, int64_t n, float* y) {
   const auto [first, last] = row_bytes(v, 0);
   const int64_t ahead = std::max<int64_t>(1, kPrefetchBytes / std::max<int64_t>(1, last - first));
-  parallel_for_tapered(v.rows, 1, 16, [&](int64_t first_row, int64_t last_row) {
+  parallel_for_shares(v.rows, 1, 16, [&](int64_t first_row, int64_t last_row) {
     for (int64_t r = first_row; r < last_row; ++r) {
       prefetch_row(v, r + ahead);
       int64_t i = 0;
