@@ -3,7 +3,8 @@
 //
 //   1. Decode at context 128, fp32 weights: a decode step reads every weight once, so weight
 //      bytes streamed per second should reach ≥ 80% of the machine's measured read bandwidth
-//      (≥ 85%: the performance issue), the read loop timed in turn with the step.
+//      through chapter 02's cache, and ≥ 85% (the performance issue) through chapter 03's grouped
+//      cache, the engine's from then on; both steps and the read loop timed in turn.
 //   2. 128 tokens after a 32-token prompt: chapter 02 (prefill + decode) ≥ 10× faster than
 //      chapter 01 (the whole sequence at every step), beside the ceiling this machine allows.
 //   3. Prefill is matrix-matrix work: a 256-token prefill's GFLOP/s beside a plain cblas_sgemm of
@@ -114,33 +115,43 @@ int main(int argc, char** argv) {
     });
     const double sgemm_flops = 2.0 * n * mm * k, sgemm_rate = sgemm_flops / t_sgemm;  // FLOP/s
 
-    // 1. Decode at context 128.
+    // 1. Decode at context 128, through chapter 02's cache (every query head's keys and values)
+    //    and chapter 03's grouped one (the cache of every later chapter).
     {
       constexpr int64_t kContext = 128;
       KvCache cache(c, kContext + 1);
+      GroupedKvCache grouped(c, kContext + 1);
       m.model.forward(std::span(tokens.data(), kContext), 0, cache);  // prefill positions 0 … 127
+      m.model.forward(std::span(tokens.data(), kContext), 0, grouped);
       const std::span<const int32_t> next(tokens.data() + kContext, 1);
-      // The step and the plain read loop in turn, round after round: the fraction divides two
+      // The two steps and the plain read loop in turn, round after round: the fractions divide
       // figures from the same minutes.
       const ReadBandwidthProbe probe;
       const std::vector<std::function<void()>> work = {[&] { m.model.forward(next, kContext, cache); },
+                                                       [&] { m.model.forward(next, kContext, grouped); },
                                                        [&] { probe.read_once(); }};
       const std::vector<double> medians = medians_in_turn(repeats, work);
-      const double seconds = medians[0], bandwidth = probe.result(medians[1]).bytes_per_second;
+      const double bandwidth = probe.result(medians[2]).bytes_per_second;
       const double weights = static_cast<double>(m.model.weights().bytes_per_token());
-      const double cache_read = static_cast<double>((kContext + 1) * 2 * c.n_layers * c.q_width() * 4);
-      const double fraction = weights / seconds / bandwidth;
-      Table t(fmt::format("1. Decode step at context {}, fp32 weights, {} threads, median of {} rounds (the step and "
-                          "the read loop timed in turn)", kContext, num_threads(), repeats),
-              {"quantity", "value"});
-      t.add_row({"decode step time", format_seconds(seconds)});
-      t.add_row({"read bandwidth in the same rounds", fmt::format("{:.2f} GB/s", bandwidth / 1e9)});
-      t.add_row({"weight bytes per step", format_bytes(weights)});
-      t.add_row({"weight bytes streamed per second", fmt::format("{:.2f} GB/s", weights / seconds / 1e9)});
-      t.add_row({"fraction of read bandwidth (weights)", fmt::format("{:.0f}%", 100.0 * fraction)});
-      t.add_row({"fraction incl. the cache read", fmt::format("{:.0f}%", 100.0 * (weights + cache_read) / seconds / bandwidth)});
-      t.add_note(fmt::format("target (chapter 02): weights streamed at ≥ 80% of read bandwidth — {}", verdict(fraction >= 0.80)));
-      t.add_note(fmt::format("target (performance issue): ≥ 85% — {}", verdict(fraction >= 0.85)));
+      const double fraction[2] = {weights / medians[0] / bandwidth, weights / medians[1] / bandwidth};
+      const double cache_read[2] = {static_cast<double>((kContext + 1) * 2 * c.n_layers * c.q_width() * 4),
+                                    static_cast<double>((kContext + 1) * 2 * c.n_layers * c.kv_width() * 4)};
+      Table t(fmt::format("1. Decode step at context {}, fp32 weights, {} threads, median of {} rounds (both steps and "
+                          "the read loop timed in turn; read bandwidth in the same rounds {:.2f} GB/s)",
+                          kContext, num_threads(), repeats, bandwidth / 1e9),
+              {"quantity", "chapter 02 cache", "chapter 03 cache"});
+      const auto row = [&](const std::string& name, const auto& cell) { t.add_row({name, cell(0), cell(1)}); };
+      row("decode step time", [&](int i) { return format_seconds(medians[i]); });
+      row("weight bytes per step", [&](int) { return format_bytes(weights); });
+      row("cache bytes read per step", [&](int i) { return format_bytes(cache_read[i]); });
+      row("weight bytes streamed per second", [&](int i) { return fmt::format("{:.2f} GB/s", weights / medians[i] / 1e9); });
+      row("fraction of read bandwidth (weights)", [&](int i) { return fmt::format("{:.0f}%", 100.0 * fraction[i]); });
+      row("fraction incl. the cache read",
+          [&](int i) { return fmt::format("{:.0f}%", 100.0 * (weights + cache_read[i]) / medians[i] / bandwidth); });
+      t.add_note("chapter 02's cache keeps keys and values for all 9 query heads; chapter 03's, for the 3 key/value heads.");
+      t.add_note(fmt::format("target (chapter 02): weights streamed at ≥ 80% of read bandwidth, its own cache — {}",
+                             verdict(fraction[0] >= 0.80)));
+      t.add_note(fmt::format("target (performance issue): ≥ 85%, the engine's cache (chapter 03 on) — {}", verdict(fraction[1] >= 0.85)));
       t.print();
       t.append_csv(o.csv_path);
     }
