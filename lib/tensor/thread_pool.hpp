@@ -51,7 +51,8 @@ void parallel_for(int64_t n, int64_t grain, const F& body) {
 // front to back, one cell at a time, so its reads are one long ascending stream that its
 // prefetches run ahead of; once its share is done it takes cells from the back of another
 // thread's share, so the first to finish waits only for a cell in progress. The cells depend on
-// n, align and cell alone; which thread runs a cell depends on timing.
+// n, align and cell alone; which thread runs a cell depends on timing. Run serially (one thread,
+// one cell, or a call from inside a chunk) it is one call over all of [0, n).
 void parallel_for_shares_chunks(int64_t n, int64_t align, int64_t cell, ChunkBody body);
 
 template <typename F>
