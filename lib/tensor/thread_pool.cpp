@@ -211,12 +211,8 @@ void parallel_for_shares_chunks(int64_t n, int64_t align, int64_t cell, ChunkBod
   const int64_t cells = (n + cell - 1) / cell;
   if (cells >= (int64_t{1} << 32)) return parallel_for_chunks(n, cell, body);  // cell numbers fit in 32 bits
   if (cells == 1 || t_inside_job || threads == 1) return run_serially(n, n, body);
-  thread_local std::unique_ptr<Share[]> shares;
-  thread_local int64_t capacity = 0;
-  if (capacity < threads) {
-    shares = std::make_unique<Share[]>(threads);
-    capacity = threads;
-  }
+  thread_local std::vector<Share> shares;  // the caller's; a new vector, as atomics cannot be moved
+  if (std::ssize(shares) < threads) shares = std::vector<Share>(threads);
   for (int64_t s = 0; s < threads; ++s)
     shares[s].front_back.store(static_cast<uint64_t>(cells * s / threads) << 32 | static_cast<uint64_t>(cells * (s + 1) / threads),
                                std::memory_order_relaxed);
@@ -241,7 +237,7 @@ void parallel_for_shares_chunks(int64_t n, int64_t align, int64_t cell, ChunkBod
       }
     }
   };
-  const Job job{shares.get(), threads, n, cell, body};
+  const Job job{shares.data(), threads, n, cell, body};
   // The pool's chunk s is "the owner of share s": its own cells first, then the others' from the back.
   const ChunkBody owner{[](const void* j, int64_t s, int64_t) {
                           const Job& job = *static_cast<const Job*>(j);

@@ -38,6 +38,12 @@ using namespace infer;
 
 namespace {
 
+// Bytes of keys and values a decode step at `context` reads: its context + 1 positions, every
+// layer, `width` floats per position for each of k and v.
+double cache_bytes(const LlamaConfig& c, int64_t context, int64_t width) {
+  return static_cast<double>((context + 1) * 2 * c.n_layers * width * 4);
+}
+
 std::vector<int32_t> filler(const Tokenizer& tokenizer, int64_t n) {
   return repeated_tokens(
       tokenizer,
@@ -134,8 +140,7 @@ int main(int argc, char** argv) {
       const double bandwidth = probe.result(medians[2]).bytes_per_second;
       const double weights = static_cast<double>(m.model.weights().bytes_per_token());
       const double fraction[2] = {weights / medians[0] / bandwidth, weights / medians[1] / bandwidth};
-      const double cache_read[2] = {static_cast<double>((kContext + 1) * 2 * c.n_layers * c.q_width() * 4),
-                                    static_cast<double>((kContext + 1) * 2 * c.n_layers * c.kv_width() * 4)};
+      const double cache_read[2] = {cache_bytes(c, kContext, c.q_width()), cache_bytes(c, kContext, c.kv_width())};
       Table t(fmt::format("1. Decode step at context {}, fp32 weights, {} threads, median of {} rounds (both steps and "
                           "the read loop timed in turn; read bandwidth in the same rounds {:.2f} GB/s)",
                           kContext, num_threads(), repeats, bandwidth / 1e9),
@@ -263,10 +268,9 @@ int main(int argc, char** argv) {
             cache.truncate(context);  // forget the step's own position: every repeat decodes at `context`
             m.model.forward(next, context, timed);
           });
-          const double cache_bytes = static_cast<double>((context + 1) * 2 * c.n_layers * c.kv_width() * 4);
           rows.push_back({fmt::format("decode step at context {}", context), format_seconds(p.pass_seconds),
                           format_seconds(p.attention_seconds), fmt::format("{:.1f}%", 100.0 * p.attention_seconds / p.pass_seconds),
-                          fmt::format("{:.2f} GB/s", cache_bytes / p.attention_seconds / 1e9)});
+                          fmt::format("{:.2f} GB/s", cache_bytes(c, context, c.kv_width()) / p.attention_seconds / 1e9)});
         }
         for (auto row = rows.rbegin(); row != rows.rend(); ++row) t.add_row(*row);
       }
