@@ -34,13 +34,15 @@ constexpr int kTileW = 4, kTileX = 2;  // 16 accumulators + 4 + 2 of 32 register
 #else
 constexpr int kTileW = 2, kTileX = 2;  // 8 accumulators + 4 + 2 of 16 registers
 #endif
-// One row of x (a decode token) takes one weight row at a time instead: with nothing to share
-// between rows of x, a tile of several weight rows only splits each thread's contiguous share
-// of w into several interleaved streams. One stream per thread, like a plain read loop, was
-// faster on the AVX2 machine (2 threads, the model's fp32 matrices, old and new tile timed in
-// turn in one process); for n ≥ 2 a 1-row tile was no faster. bench_decode (table 1) prints
-// the fraction of read bandwidth a decode step streams at.
-constexpr int kDecodeTileW = 1;
+// One row of x (a decode token) has nothing to share between rows of x, but a tile of 4 weight
+// rows still pays: one step of k does 4 loads of w, 4 · 2 independent fused multiply-adds and
+// one load of x, and each row's sum stays in registers for 4× as many bytes. Timed on the AVX2
+// machine (2 threads, a decode step's fp32 products at the model's shapes, ~538 MB, old and new
+// tile in turn in one process, medians of 40 rounds): 4 rows 0.96–0.98× the time of 1 row,
+// 3 rows 1.00×, 2 rows 0.99×, 8 rows 1.03× (out of registers). With the split before the
+// shares (chunks claimed from the top down) 4 rows had been slower than 1. bench_decode
+// (table 1) prints the fraction of read bandwidth a decode step streams at.
+constexpr int kDecodeTileW = 4;
 
 // Offset of a row: in 64 bits, as row × stride may pass 2³¹.
 int64_t at(int row, int stride) { return int64_t{row} * stride; }

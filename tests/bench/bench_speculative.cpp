@@ -64,9 +64,9 @@ int main(int argc, char** argv) {
       raw.push_back(drafters.back().get());
     }
     const MeasuredCosts costs = measure_costs(m.model, context, gammas.back(), raw, 4, 9);
-    std::vector<Config> configs = {{nullptr, 0, 0}};
+    std::vector<Config> configs = {{nullptr, 0}};
     for (std::size_t i = 0; i < drafters.size(); ++i)
-      for (int g : gammas) configs.push_back({raw[i], g, costs.c[i]});
+      for (int g : gammas) configs.push_back({raw[i], g});
     const std::vector<Timed> runs = time_configs(m, configs, prompt, o.n_predict, o.sampling, rounds, "bench");
     const Timed& plain = runs[0];
 

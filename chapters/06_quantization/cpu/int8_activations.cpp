@@ -243,7 +243,8 @@ constexpr bool kQ4_1Pairs = true;
 #else  // no AVX2: the same sums, one code at a time
 
 constexpr bool kQ4_1Pairs = false;
-void dot_row_q4_1_pairs(const uint8_t*, const Int8Activations&, int64_t, float*, int64_t) {}
+// Declared only: matmul's call to it sits under `if constexpr (kQ4_1Pairs)`, which discards it.
+void dot_row_q4_1_pairs(const uint8_t* row, const Int8Activations& a, int64_t i, float* y, int64_t y_stride);
 
 template <PackedFormat F, int NX>
 void dot_rows(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activations& a, int64_t i, float* y,
@@ -302,8 +303,9 @@ void matmul(const uint8_t* w, int64_t rows, int64_t cols, const Int8Activations&
       const uint8_t* row = codes + r * stride;
       const uint8_t* row_scales = F == PackedFormat::nf4 ? scales + 2 * (r * cols / 64) : nullptr;
       int64_t i = 0;
-      if (F == PackedFormat::q4_1 && q4_1_in_pairs(a))
-        for (; i < a.n; ++i) dot_row_q4_1_pairs(row, a, i, y + r, rows);
+      if constexpr (F == PackedFormat::q4_1 && kQ4_1Pairs)
+        if (q4_1_in_pairs(a))
+          for (; i < a.n; ++i) dot_row_q4_1_pairs(row, a, i, y + r, rows);
       for (; i + 4 <= a.n; i += 4) dot_rows<F, 4>(row, row_scales, a, i, y + r, rows);
       for (; i < a.n; ++i) dot_rows<F, 1>(row, row_scales, a, i, y + r, rows);
     }

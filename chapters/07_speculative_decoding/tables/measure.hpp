@@ -36,7 +36,6 @@ MeasuredCosts measure_costs(Llama& target, std::span<const int32_t> context, int
 struct Config {
   Drafter* drafter = nullptr;
   int gamma = 0;
-  double c = 0;  // the drafter's measured cost per guess ÷ the target's decode step
 };
 struct Timed {
   double seconds = 0;              // median wall time of the whole generation, prefill included

@@ -86,8 +86,8 @@ void SpeculationStudy::verify_cost_table() {
 }
 
 void SpeculationStudy::per_draft_table() {
-  std::vector<Config> configs = {{nullptr, 0, 0}};
-  for (const MeasuredDraft& d : drafts_) configs.push_back({d.drafter.get(), s_.gamma, d.c});
+  std::vector<Config> configs = {{nullptr, 0}};
+  for (const MeasuredDraft& d : drafts_) configs.push_back({d.drafter.get(), s_.gamma});
   const std::vector<Timed> runs =
       time_configs(m_, configs, prompt_, o_.n_predict, o_.sampling, s_.repeats, "drafts");
   const bool greedy = o_.sampling.temperature == 0.0f;
@@ -157,9 +157,9 @@ std::vector<MeasuredDraft*> SpeculationStudy::swept_drafts() {
 
 void SpeculationStudy::gamma_sweep() {
   const std::vector<MeasuredDraft*> swept = swept_drafts();
-  std::vector<Config> configs = {{nullptr, 0, 0}};
+  std::vector<Config> configs = {{nullptr, 0}};
   for (MeasuredDraft* d : swept)
-    for (int g : s_.gammas) configs.push_back({d->drafter.get(), g, d->c});
+    for (int g : s_.gammas) configs.push_back({d->drafter.get(), g});
   const std::vector<Timed> runs = time_configs(m_, configs, prompt_, o_.n_predict, o_.sampling, s_.repeats, "γ sweep");
   const Timed& plain = runs[0];
   Table t(fmt::format("γ sweep: the best draft of each kind, {} tokens, median of {} runs (plain decoding: {:.1f} tokens/s)",
@@ -206,8 +206,8 @@ void SpeculationStudy::texts_table() {
   Table t(fmt::format("α by kind of text: {} tokens each, every draft at its best γ from the sweep", o_.n_predict),
           {"text", "draft", "γ", "α", "tokens / pass", "tokens/s", "speed-up", "verdict"});
   for (const TextKind& text : text_kinds(m_)) {
-    std::vector<Config> configs = {{nullptr, 0, 0}};
-    for (MeasuredDraft* d : swept) configs.push_back({d->drafter.get(), std::max(1, d->best_gamma), d->c});
+    std::vector<Config> configs = {{nullptr, 0}};
+    for (MeasuredDraft* d : swept) configs.push_back({d->drafter.get(), std::max(1, d->best_gamma)});
     const std::vector<Timed> runs =
         time_configs(m_, configs, text.prompt, o_.n_predict, o_.sampling, s_.repeats, text.name);
     t.add_row({text.name, "none: plain decoding", "", "", "", fmt::format("{:.1f}", runs[0].tokens_per_second()), "1.00×", ""});

@@ -27,8 +27,8 @@ void print_draft_table(LoadedModel& m, const CommonOptions& o, std::vector<Stude
   std::vector<Drafter*> raw;
   for (auto& d : drafters) raw.push_back(d.get());
   const spec::MeasuredCosts costs = spec::measure_costs(m.model, context, gamma, raw, gamma, 7);
-  std::vector<spec::Config> configs = {{nullptr, 0, 0}};
-  for (std::size_t i = 0; i < raw.size(); ++i) configs.push_back({raw[i], gamma, costs.c[i]});
+  std::vector<spec::Config> configs = {{nullptr, 0}};
+  for (std::size_t i = 0; i < raw.size(); ++i) configs.push_back({raw[i], gamma});
   const std::vector<spec::Timed> runs = spec::time_configs(m, configs, prompt, o.n_predict, o.sampling, repeats, "drafts");
 
   Table t(fmt::format("The student as chapter 07's draft, γ = {}: {} tokens after the {}-token prompt, median of {} runs",
@@ -37,7 +37,7 @@ void print_draft_table(LoadedModel& m, const CommonOptions& o, std::vector<Stude
   t.add_row({"none: plain decoding", "", "", "", "", fmt::format("{:.1f}", runs[0].tokens_per_second()), "1.00×", "", "", ""});
   for (std::size_t i = 0; i < drafters.size(); ++i) {
     const spec::Timed& r = runs[i + 1];
-    const double c = configs[i + 1].c, speedup = runs[0].seconds / r.seconds;
+    const double c = costs.c[i], speedup = runs[0].seconds / r.seconds;
     const double predicted = spec::predicted_for(r.stats, c, costs);
     const auto* md = dynamic_cast<const ModelDrafter*>(drafters[i].get());
     const double mb = md ? static_cast<double>(md->model().weights().bytes_per_token()) / 1e6 : 0;
