@@ -35,8 +35,8 @@ constexpr int kTileW = 4, kTileX = 2;  // 16 accumulators + 4 + 2 of 32 register
 constexpr int kTileW = 2, kTileX = 2;  // 8 accumulators + 4 + 2 of 16 registers
 #endif
 // One row of x (a decode token) has nothing to share between rows of x, but a tile of 4 weight
-// rows still pays: one step of k does 4 loads of w, 4 · 2 independent fused multiply-adds and
-// one load of x, and each row's sum stays in registers for 4× as many bytes. Timed on the AVX2
+// rows still pays: each step of k loads x's two pieces once for 4 rows instead of once per row,
+// and keeps 8 independent fused multiply-adds in flight instead of 2. Timed on the AVX2
 // machine (2 threads, a decode step's fp32 products at the model's shapes, ~538 MB, old and new
 // tile in turn in one process, medians of 40 rounds): 4 rows 0.96–0.98× the time of 1 row,
 // 3 rows 1.00×, 2 rows 0.99×, 8 rows 1.03× (out of registers). With the split before the
