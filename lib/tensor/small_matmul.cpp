@@ -25,14 +25,17 @@ constexpr int kVec = static_cast<int>(Vec::size);  // floats in one register
 // Each dot product is summed in kLanes independent lanes (two registers), so that consecutive
 // fused multiply-adds into one accumulator do not wait for each other.
 constexpr int kLanes = 2 * kVec;
-// Tiles sized to the register file: kTileW · kTileX · 2 accumulators, plus the pieces loaded.
-// Chosen by measuring tiles of 8×1, 6×2, 4×2, 4×3, 3×3 and 2×4 (tests/bench/bench_batching,
-// decode steps of B = 1 … 16 on the course machine): 4×2 and 8×1 were best and equal within noise;
-// larger tiles ran out of registers and the compiler reloaded weights from memory for every row.
+// Tiles sized to the register file: kTileW · kTileX · 2 accumulators, plus one register per
+// row of x and one for the weight piece in use (a step of k goes in two halves, see tile()).
+// With 32 registers (AVX-512) 4×2 and 8×1 were best of 8×1, 6×2, 4×2, 4×3, 3×3 and 2×4 and equal
+// within noise. With 16 (AVX2, the course machine), 2×3: 12 accumulators + 3 + 1; timed against
+// the 2×2 tile on a decode step's products at the model's shapes (both in turn in one process,
+// 2 threads): 0.93× the time for 16 rows of x, 0.98× for 2, 4 and 8, 1.00× for 1 and 5. Larger
+// tiles ran out of registers, and the compiler reloaded weights from memory for every row.
 #if defined(__AVX512F__)
-constexpr int kTileW = 4, kTileX = 2;  // 16 accumulators + 4 + 2 of 32 registers
+constexpr int kTileW = 4, kTileX = 2;  // 16 accumulators + 2 + 1 of 32 registers
 #else
-constexpr int kTileW = 2, kTileX = 2;  // 8 accumulators + 4 + 2 of 16 registers
+constexpr int kTileW = 2, kTileX = 3;  // 12 accumulators + 3 + 1 of 16 registers
 #endif
 // One row of x (a decode token) has nothing to share between rows of x, but a tile of 4 weight
 // rows still pays: each step of k loads x's two pieces once for 4 rows instead of once per row,
@@ -54,7 +57,8 @@ int64_t at(int row, int stride) { return int64_t{row} * stride; }
 // The order of that sum depends only on k, never on TW, TX or the tile a pair falls in.
 // A piece of w is used by TX rows of x and a piece of x by TW weight rows: load_piece keeps
 // such a piece in its register (without it a 2 × 2 tile loaded 12 registers per step instead of
-// 8, and ran 1.14–1.25× slower for n = 2 … 16).
+// 8, and ran 1.14–1.25× slower for n = 2 … 16). Each accumulator still sees its multiply-adds in
+// order of i, so splitting a step in halves changes no bit.
 // `ahead`, when not null, is the first of TW weight rows (k floats apart) that a later tile
 // will read: each step of k asks for the same 64 bytes of each of them (see kPrefetchTiles).
 template <int TW, int TX>
@@ -65,18 +69,16 @@ void tile(const float* const (&w)[TW], const float* const (&x)[TX], int k, float
     for (auto& pair : row) pair[0] = pair[1] = Vec(0.0f);
   int i = 0;
   for (; i + kLanes <= k; i += kLanes) {
-    Vec xv[TX][2];
-    for (int b = 0; b < TX; ++b) {
-      xv[b][0] = load_piece<TW, Vec>(x[b] + i);
-      xv[b][1] = load_piece<TW, Vec>(x[b] + i + kVec);
-    }
     if (ahead)
       for (int a = 0; a < TW; ++a) __builtin_prefetch(ahead + at(a, k) + i);  // kLanes floats = 64 bytes
-    for (int a = 0; a < TW; ++a) {
-      const Vec w0 = load_piece<TX, Vec>(w[a] + i), w1 = load_piece<TX, Vec>(w[a] + i + kVec);
-      for (int b = 0; b < TX; ++b) {
-        acc[a][b][0] = xsimd::fma(w0, xv[b][0], acc[a][b][0]);
-        acc[a][b][1] = xsimd::fma(w1, xv[b][1], acc[a][b][1]);
+    // The step in two halves, one register of each row at a time: only TX pieces of x and one
+    // piece of w are live at once, which leaves room for more accumulators (a larger tile).
+    for (int half = 0; half < 2; ++half) {
+      Vec xv[TX];
+      for (int b = 0; b < TX; ++b) xv[b] = load_piece<TW, Vec>(x[b] + i + half * kVec);
+      for (int a = 0; a < TW; ++a) {
+        const Vec wv = load_piece<TX, Vec>(w[a] + i + half * kVec);
+        for (int b = 0; b < TX; ++b) acc[a][b][half] = xsimd::fma(wv, xv[b], acc[a][b][half]);
       }
     }
   }
