@@ -95,10 +95,10 @@ std::size_t embedding_row_bytes(const LlamaWeights& w) {
 
 std::size_t LlamaWeights::bytes_per_token() const {
   std::size_t bytes = output->weight_bytes() + output_norm.nbytes() + embedding_row_bytes(*this);
-  for (const LayerWeights& L : layers)
-    bytes += L.attn_norm.nbytes() + L.ffn_norm.nbytes() + L.wq->weight_bytes() +
-             L.wk->weight_bytes() + L.wv->weight_bytes() + L.wo->weight_bytes() +
-             L.w_gate->weight_bytes() + L.w_up->weight_bytes() + L.w_down->weight_bytes();
+  for (const LayerWeights& L : layers) {
+    bytes += L.attn_norm.nbytes() + L.ffn_norm.nbytes();
+    for (const Linear* w : L.linears()) bytes += w->weight_bytes();
+  }
   return bytes;
 }
 

@@ -6,6 +6,7 @@
 // lossy schemes are measured against (the original bf16 checkpoint is not what we have).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -29,6 +30,11 @@ struct LayerWeights {
   std::unique_ptr<Linear> w_gate;  // [F, d]
   std::unique_ptr<Linear> w_up;    // [F, d]
   std::unique_ptr<Linear> w_down;  // [d, F]
+
+  // The seven matrices, in the order a forward pass multiplies them.
+  std::array<const Linear*, 7> linears() const {
+    return {wq.get(), wk.get(), wv.get(), wo.get(), w_gate.get(), w_up.get(), w_down.get()};
+  }
 };
 
 struct LlamaWeights {

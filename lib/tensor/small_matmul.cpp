@@ -27,8 +27,8 @@ constexpr int kVec = static_cast<int>(Vec::size);  // floats in one register
 constexpr int kLanes = 2 * kVec;
 // Tiles sized to the register file: kTileW · kTileX · 2 accumulators, plus one register per
 // row of x and one for the weight piece in use (a step of k goes in two halves, see tile()).
-// With 32 registers (AVX-512) 4×2 and 8×1 were best of 8×1, 6×2, 4×2, 4×3, 3×3 and 2×4 and equal
-// within noise. With 16 (AVX2, the course machine), 2×3: 12 accumulators + 3 + 1; timed against
+// With 32 registers (AVX-512, measured before a step was split in halves) 4×2 and 8×1 were best
+// of 8×1, 6×2, 4×2, 4×3, 3×3 and 2×4 and equal within noise. With 16 (AVX2, the course machine), 2×3: 12 accumulators + 3 + 1; timed against
 // the 2×2 tile on a decode step's products at the model's shapes (both in turn in one process,
 // 2 threads): 0.93× the time for 16 rows of x, 0.98× for 2, 4 and 8, 1.00× for 1 and 5. Larger
 // tiles ran out of registers, and the compiler reloaded weights from memory for every row.

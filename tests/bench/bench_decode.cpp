@@ -141,15 +141,14 @@ int main(int argc, char** argv) {
         Tensor x, y;
       };
       std::vector<Product> products;
+      double product_bytes = 0;
       const auto add_product = [&](const Linear& w) {
         products.push_back({&w, Tensor::zeros({1, w.in_features()}), Tensor({1, w.out_features()})});
+        product_bytes += static_cast<double>(w.weight_bytes());
       };
-      double product_bytes = 0;
       for (const LayerWeights& L : m.model.weights().layers)
-        for (const Linear* w : {L.wq.get(), L.wk.get(), L.wv.get(), L.wo.get(), L.w_gate.get(), L.w_up.get(), L.w_down.get()})
-          add_product(*w);
+        for (const Linear* w : L.linears()) add_product(*w);
       add_product(*m.model.weights().output);
-      for (const Product& p : products) product_bytes += static_cast<double>(p.w->weight_bytes());
       // The two steps, the products and the plain read loop in turn, round after round: the
       // fractions divide figures from the same minutes.
       const ReadBandwidthProbe probe;
@@ -161,8 +160,7 @@ int main(int argc, char** argv) {
       const double bandwidth = probe.result(medians[3]).bytes_per_second;
       const double step_weights = static_cast<double>(m.model.weights().bytes_per_token());
       const double weights[3] = {step_weights, step_weights, product_bytes};
-      const double fraction[3] = {weights[0] / medians[0] / bandwidth, weights[1] / medians[1] / bandwidth,
-                                  weights[2] / medians[2] / bandwidth};
+      const auto fraction = [&](int i) { return weights[i] / medians[i] / bandwidth; };
       const double cache_read[3] = {cache_bytes(c, kContext, c.q_width()), cache_bytes(c, kContext, c.kv_width()), 0};
       Table t(fmt::format("1. Decode step at context {}, fp32 weights, {} threads, median of {} rounds (the steps, the "
                           "products alone and the read loop timed in turn; read bandwidth in the same rounds {:.2f} GB/s)",
@@ -173,7 +171,7 @@ int main(int argc, char** argv) {
       row("weight bytes per step", [&](int i) { return format_bytes(weights[i]); });
       row("cache bytes read per step", [&](int i) { return i < 2 ? format_bytes(cache_read[i]) : std::string("none"); });
       row("weight bytes streamed per second", [&](int i) { return fmt::format("{:.2f} GB/s", weights[i] / medians[i] / 1e9); });
-      row("fraction of read bandwidth (weights)", [&](int i) { return fmt::format("{:.0f}%", 100.0 * fraction[i]); });
+      row("fraction of read bandwidth (weights)", [&](int i) { return fmt::format("{:.0f}%", 100.0 * fraction(i)); });
       row("fraction incl. the cache read",
           [&](int i) { return fmt::format("{:.0f}%", 100.0 * (weights[i] + cache_read[i]) / medians[i] / bandwidth); });
       t.add_note("chapter 02's cache keeps keys and values for all 9 query heads; chapter 03's, for the 3 key/value heads.");
@@ -182,8 +180,8 @@ int main(int argc, char** argv) {
                              "the hand-offs between products).",
                              products.size()));
       t.add_note(fmt::format("target (chapter 02): weights streamed at ≥ 80% of read bandwidth, its own cache — {}",
-                             verdict(fraction[0] >= 0.80)));
-      t.add_note(fmt::format("target (performance issue): ≥ 85%, the engine's cache (chapter 03 on) — {}", verdict(fraction[1] >= 0.85)));
+                             verdict(fraction(0) >= 0.80)));
+      t.add_note(fmt::format("target (performance issue): ≥ 85%, the engine's cache (chapter 03 on) — {}", verdict(fraction(1) >= 0.85)));
       t.print();
       t.append_csv(o.csv_path);
     }
