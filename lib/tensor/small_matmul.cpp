@@ -37,15 +37,19 @@ constexpr int kTileW = 4, kTileX = 2;  // 16 accumulators + 2 + 1 of 32 register
 #else
 constexpr int kTileW = 2, kTileX = 3;  // 12 accumulators + 3 + 1 of 16 registers
 #endif
-// One row of x (a decode token) has nothing to share between rows of x, but a tile of 4 weight
-// rows still pays: each step of k loads x's two pieces once for 4 rows instead of once per row,
-// and keeps 8 independent fused multiply-adds in flight instead of 2. Timed on the AVX2
-// machine (2 threads, a decode step's fp32 products at the model's shapes, ~538 MB, old and new
-// tile in turn in one process, medians of 40 rounds): 4 rows 0.96–0.98× the time of 1 row,
-// 3 rows 1.00×, 2 rows 0.99×, 8 rows 1.03× (out of registers). With the split before the
-// shares (chunks claimed from the top down) 4 rows had been slower than 1. bench_decode
-// (table 1) prints the fraction of read bandwidth a decode step streams at.
-constexpr int kDecodeTileW = 4;
+// One row of x (a decode token) has nothing to share between rows of x, and it is fastest read
+// the simplest way: one weight row at a time, front to back, with no software prefetch. Each
+// thread's share is then one ascending stream of addresses, which the CPU's own prefetchers
+// follow better than our requests for rows ahead. Timed on the AVX2 machine (2 threads, a decode
+// step's fp32 products at the model's shapes, ~538 MB, in turn in one process, medians of 30
+// rounds): 0.957–0.961× the time of 4 rows per tile with prefetch, the kernel before (95–97% of
+// the plain read loop against 88–90%); 2 rows without prefetch 1.15×, 4 rows 1.07×; cells of 4
+// or 64 rows instead of 16 1.01× and 1.03×. A whole decode step (chapter 03 cache, context 128)
+// took 0.949× the time. Batches (n ≥ 2) still need the prefetch: without it n = 2, 4 and 16 took
+// 1.27×, 1.39× and 1.13× the time. bench_decode (table 1) prints the fraction of read bandwidth
+// a decode step streams at.
+constexpr int kDecodeTileW = 1;
+constexpr bool kDecodePrefetch = false;
 
 // Offset of a row: in 64 bits, as row × stride may pass 2³¹.
 int64_t at(int row, int stride) { return int64_t{row} * stride; }
@@ -98,14 +102,15 @@ void tile(const float* const (&w)[TW], const float* const (&x)[TX], int k, float
 // sequences cost visibly more than one of B = 1. bench_batching prints step(B) ÷ step(1).
 constexpr int kPrefetchTiles = 2;
 
-// Weight rows [first, last) against every activation row, TW weight rows at a time.
-template <int TW>
+// Weight rows [first, last) against every activation row, TW weight rows at a time, asking for
+// the rows kPrefetchTiles tiles ahead when Prefetch is set.
+template <int TW, bool Prefetch>
 void weight_rows(int first, int last, int n, int m, int k, const float* w, const float* x, float* y) {
   for (int j = first; j + TW <= last; j += TW) {
     const float* wr[TW];
     for (int a = 0; a < TW; ++a) wr[a] = w + at(j + a, k);
     const int next = j + kPrefetchTiles * TW;  // past `last` too: a thread's next cell usually follows this one
-    const float* ahead = next + TW <= m ? w + at(next, k) : nullptr;
+    const float* ahead = Prefetch && next + TW <= m ? w + at(next, k) : nullptr;
     if (ahead)  // the last line of each row: the k loop's steps miss it when a row starts mid-line
       for (int a = 0; a < TW; ++a) __builtin_prefetch(ahead + at(a, k) + k - 1);
     const auto store = [&]<int TX>(int t, const float (&out)[TW][TX]) {
@@ -130,18 +135,18 @@ void weight_rows(int first, int last, int n, int m, int k, const float* w, const
 }
 
 // The threads split the weight rows in shares (parallel_for_shares): each walks its own share
-// front to back in cells of 16 rows, so that its reads form one ascending stream and the
-// prefetches above run on from one cell into the next; a thread whose share is done takes
+// front to back in cells of 16 rows, so that its reads form one ascending stream (which the
+// CPU's prefetchers follow, and a batch's prefetches above run on from one cell into the next); a thread whose share is done takes
 // cells from the back of the other's, so at the end of each of a decode step's ~211 products
 // the first to finish waits for at most one cell. (Before, chunks shrinking towards the end
 // were claimed from the top of the matrix down: each began where no prefetch had run, and the
 // prefetches at its end asked for rows already done.)
-template <int TW>
+template <int TW, bool Prefetch>
 void split_weight_rows(int n, int m, int k, const float* w, const float* x, float* y) {
   const auto body = [&](int64_t first, int64_t last) {
     const int whole = static_cast<int>(first + (last - first) / TW * TW);
-    weight_rows<TW>(static_cast<int>(first), whole, n, m, k, w, x, y);
-    weight_rows<1>(whole, static_cast<int>(last), n, m, k, w, x, y);  // rows left when m % TW ≠ 0
+    weight_rows<TW, Prefetch>(static_cast<int>(first), whole, n, m, k, w, x, y);
+    weight_rows<1, Prefetch>(whole, static_cast<int>(last), n, m, k, w, x, y);  // rows left when m % TW ≠ 0
   };
   parallel_for_shares(m, TW, 16, body);
 }
@@ -150,8 +155,8 @@ void split_weight_rows(int n, int m, int k, const float* w, const float* x, floa
 
 void matmul_small_n(int n, int m, int k, const float* w, const float* x, float* y) {
   // The tile's width changes only which rows are computed together, never a sum's order.
-  if (n == 1) split_weight_rows<kDecodeTileW>(n, m, k, w, x, y);
-  else split_weight_rows<kTileW>(n, m, k, w, x, y);
+  if (n == 1) split_weight_rows<kDecodeTileW, kDecodePrefetch>(n, m, k, w, x, y);
+  else split_weight_rows<kTileW, true>(n, m, k, w, x, y);
 }
 
 }  // namespace infer::cpu
