@@ -141,9 +141,9 @@ void weight_rows(int first, int last, int n, int m, int k, const float* w, const
 // front to back in cells of 16 rows, so that its reads form one ascending stream, which the
 // CPU's prefetchers follow and a batch's prefetches above run on from one cell into the next;
 // a thread whose share is done takes cells from the back of the other's, so at the end of each
-// of a decode step's ~211 products the first to finish waits for at most one cell. (Before, chunks shrinking towards the end
-// were claimed from the top of the matrix down: each began where no prefetch had run, and the
-// prefetches at its end asked for rows already done.)
+// of a decode step's ~211 products the first to finish waits for at most one cell. (Before,
+// chunks shrinking towards the end were claimed from the top of the matrix down: each began
+// where no prefetch had run, and the prefetches at its end asked for rows already done.)
 template <int TW, bool Prefetch>
 void split_weight_rows(int n, int m, int k, const float* w, const float* x, float* y) {
   const auto body = [&](int64_t first, int64_t last) {
