@@ -2,8 +2,8 @@
 // 16 floats on AVX-512, 8 on AVX2, chosen when compiling with -march=native).
 //
 // The work is cut into tiles of kTileW weight rows × kTileX activation rows. A tile keeps one
-// accumulator pair per (weight row, activation row) in registers and walks k in steps of kLanes:
-// each step loads kTileW pieces of weights and kTileX pieces of activations and does
+// accumulator register per (weight row, activation row) and walks k one register of floats at a
+// time: each step loads kTileW pieces of weights and kTileX pieces of activations and does
 // kTileW · kTileX fused multiply-adds with them. The more products per load, the closer the
 // kernel gets to the arithmetic limit once n is large enough for arithmetic to matter; at n = 1
 // it only has to keep up with memory.
@@ -21,33 +21,33 @@ namespace infer::cpu {
 namespace {
 
 using Vec = xsimd::batch<float>;
-constexpr int kVec = static_cast<int>(Vec::size);  // floats in one register
-// Each dot product is summed in kLanes independent lanes (two registers), so that consecutive
-// fused multiply-adds into one accumulator do not wait for each other.
-constexpr int kLanes = 2 * kVec;
-// Tiles sized to the register file: kTileW · kTileX · 2 accumulators, plus one register per
-// row of x and one for the weight piece in use (a step of k goes in two halves, see tile()).
-// With 32 registers (AVX-512, measured before a step was split in halves) 4×2 and 8×1 were best
-// of 8×1, 6×2, 4×2, 4×3, 3×3 and 2×4 and equal within noise. With 16 (AVX2, the course machine), 2×3: 12 accumulators + 3 + 1; timed against
-// the 2×2 tile on a decode step's products at the model's shapes (both in turn in one process,
-// 2 threads): 0.93× the time for 16 rows of x, 0.98× for 2, 4 and 8, 1.00× for 1 and 5. Larger
-// tiles ran out of registers, and the compiler reloaded weights from memory for every row.
-#if defined(__AVX512F__)
-constexpr int kTileW = 4, kTileX = 2;  // 16 accumulators + 2 + 1 of 32 registers
-#else
-constexpr int kTileW = 2, kTileX = 3;  // 12 accumulators + 3 + 1 of 16 registers
-#endif
+constexpr int kVec = static_cast<int>(Vec::size);  // floats in one register: the lanes of a sum
+// Tiles sized to the register file: kTileW · kTileX accumulators, plus one register per row of x
+// and one for the weight piece in use. On AVX2 (16 registers, the course machine) 4 × 3 uses all
+// sixteen: 12 multiply-adds for 7 loads. Loads, not multiply-adds, set a tile's pace here: timed
+// alone on data in L1 (one core, k = 576 and 1536), 4 × 3 ran at 87 GFLOP/s, 3 × 3 at 79-81,
+// 6 × 2 at 74-81, 4 × 2 at 72, and the kernel before this one (two registers per sum, so that
+// only 2 × 3 fitted) at 64-70; the core's multiply-add peak measured 103. 3 × 4 needs 17
+// registers and fell to 42. On AVX-512 (32 registers) the same tile leaves half the file unused;
+// it has not been timed there since the change.
+constexpr int kTileW = 4, kTileX = 3;
 // One row of x (a decode token) has nothing to share between rows of x, and it is fastest read
 // the simplest way: one weight row at a time, front to back, with no software prefetch. Each
 // thread's share is then one ascending stream of addresses, which the CPU's own prefetchers
 // follow better than our requests for rows ahead. Timed on the AVX2 machine (2 threads, a decode
 // step's fp32 products at the model's shapes, ~538 MB, in turn in one process, medians of 30
-// rounds): 0.957–0.961× the time of 4 rows per tile with prefetch, the kernel before (95–97% of
-// the plain read loop against 88–90%); 2 rows without prefetch 1.15×, 4 rows 1.07×; cells of 4
-// or 64 rows instead of 16 1.01× and 1.03×. A whole decode step (chapter 03 cache, context 128)
-// took 0.949× the time. Batches (n ≥ 2) still need the prefetch: without it n = 2, 4 and 16 took
-// 1.27×, 1.39× and 1.13× the time. bench_decode (table 1) prints the fraction of read bandwidth
-// a decode step streams at.
+// rounds): 0.957–0.961× the time of 4 rows per tile with prefetch (95–97% of the plain read loop
+// against 88–90%); 2 rows without prefetch 1.15×, 4 rows 1.07×; cells of 4 or 64 rows instead of
+// 16 1.01× and 1.03×. A whole decode step (chapter 03 cache, context 128) took 0.949× the time.
+// Batches (n ≥ 2) still need the prefetch: without it n = 2, 4 and 16 took 1.27×, 1.39× and
+// 1.13× the time. bench_decode (table 1) prints the fraction of read bandwidth a decode step
+// streams at.
+// With one register per sum, a row's multiply-adds wait for each other (one chain, 4 cycles a
+// step on this core: 8 floats per 4 cycles, ~26 GB/s per core at 3.2 GHz, above what memory
+// gives one core here). Against two registers per sum, the order before, a decode step's
+// products took 1.012–1.013× the time, and batches of 2, 4 and 16 rows 0.947×, 0.932× and
+// 0.922× (the same harness, 20–30 rounds). Two or four rows at a time for n = 1, to run two or
+// four chains at once, took 1.10× and 1.06×.
 constexpr int kDecodeTileW = 1;
 constexpr bool kDecodePrefetch = false;
 
@@ -55,40 +55,36 @@ constexpr bool kDecodePrefetch = false;
 int64_t at(int row, int stride) { return int64_t{row} * stride; }
 
 // One tile: y[t, j] for the TW weight rows w_j and TX activation rows x_t given.
-//   Σ_i w_j[i] · x_t[i]: lane l of the two registers sums the products at i ≡ l (mod kLanes) in
-//   order of i; the two registers are added, their lanes summed (xsimd::hadd), then the last
-//   k mod kLanes products (the tail) are added one by one.
+//   Σ_i w_j[i] · x_t[i]: lane l of one register sums the products at i ≡ l (mod kVec) in order
+//   of i; the lanes are summed (xsimd::hadd), then the last k mod kVec products (the tail) are
+//   added one by one.
 // The order of that sum depends only on k, never on TW, TX or the tile a pair falls in.
 // A piece of w is used by TX rows of x and a piece of x by TW weight rows: load_piece keeps
 // such a piece in its register (without it a 2 × 2 tile loaded 12 registers per step instead of
-// 8, and ran 1.14–1.25× slower for n = 2 … 16). Each accumulator still sees its multiply-adds in
-// order of i, so splitting a step in halves changes no bit.
+// 8, and ran 1.14–1.25× slower for n = 2 … 16).
 // `ahead`, when not null, is the first of TW weight rows (k floats apart) that a later tile
-// will read: each step of k asks for the same 64 bytes of each of them (see kPrefetchTiles).
+// will read: every `ahead_every` floats of k the tile asks for the next 64 bytes of each of them
+// (see kPrefetchTiles).
 template <int TW, int TX>
 void tile(const float* const (&w)[TW], const float* const (&x)[TX], int k, float (&out)[TW][TX],
-          const float* ahead) {
-  Vec acc[TW][TX][2];
+          const float* ahead, int ahead_every) {
+  Vec acc[TW][TX];
   for (auto& row : acc)
-    for (auto& pair : row) pair[0] = pair[1] = Vec(0.0f);
+    for (auto& sum : row) sum = Vec(0.0f);
   int i = 0;
-  for (; i + kLanes <= k; i += kLanes) {
-    if (ahead)
-      for (int a = 0; a < TW; ++a) __builtin_prefetch(ahead + at(a, k) + i);  // kLanes floats = 64 bytes
-    // The step in two halves, one register of each row at a time: only TX pieces of x and one
-    // piece of w are live at once, which leaves room for more accumulators (a larger tile).
-    for (int half = 0; half < 2; ++half) {
-      Vec xv[TX];
-      for (int b = 0; b < TX; ++b) xv[b] = load_piece<TW, Vec>(x[b] + i + half * kVec);
-      for (int a = 0; a < TW; ++a) {
-        const Vec wv = load_piece<TX, Vec>(w[a] + i + half * kVec);
-        for (int b = 0; b < TX; ++b) acc[a][b][half] = xsimd::fma(wv, xv[b], acc[a][b][half]);
-      }
+  for (; i + kVec <= k; i += kVec) {
+    if (ahead && i % ahead_every == 0)
+      for (int a = 0; a < TW; ++a) __builtin_prefetch(ahead + at(a, k) + i);
+    Vec xv[TX];
+    for (int b = 0; b < TX; ++b) xv[b] = load_piece<TW, Vec>(x[b] + i);
+    for (int a = 0; a < TW; ++a) {
+      const Vec wv = load_piece<TX, Vec>(w[a] + i);
+      for (int b = 0; b < TX; ++b) acc[a][b] = xsimd::fma(wv, xv[b], acc[a][b]);
     }
   }
   for (int a = 0; a < TW; ++a)
     for (int b = 0; b < TX; ++b) {
-      float sum = xsimd::hadd(acc[a][b][0] + acc[a][b][1]);
+      float sum = xsimd::hadd(acc[a][b]);
       for (int j = i; j < k; ++j) sum = std::fma(w[a][j], x[b][j], sum);  // the tail
       out[a][b] = sum;
     }
@@ -100,16 +96,23 @@ void tile(const float* const (&w)[TW], const float* const (&x)[TX], int k, float
 // computes. Asking for all of a tile's lines at once before its first pass, as this kernel
 // did before, left memory idle during the later passes, and a decode step of B = 4 or 16
 // sequences cost visibly more than one of B = 1. bench_batching prints step(B) ÷ step(1).
+// How often to ask depends on how many passes there are: a request takes a load slot, and the
+// tiles are bound by their loads. Asking once per 64-byte line (16 floats) in each pass, against
+// twice (every 8 floats, an AVX2 register), took 0.95-0.96× the time for n = 7 … 16 (three
+// passes or more) and 1.02-1.06× for n = 2 … 6 (one or two passes), where each line is asked
+// for only once or twice in all.
 constexpr int kPrefetchTiles = 2;
+int ahead_every(int n) { return n > 2 * kTileX ? 16 : 8; }  // floats of k between requests
 
 // One tile's outputs y[t + b, j + a] (a < TW, b < TX): weight rows wr (rows j … j + TW − 1 of w)
 // against rows t … t + TX − 1 of x.
 template <int TW, int TX>
-void tile_at(const float* const (&wr)[TW], const float* x, int t, int j, int m, int k, float* y, const float* ahead) {
+void tile_at(const float* const (&wr)[TW], const float* x, int t, int j, int m, int k, float* y, const float* ahead,
+             int every) {
   const float* xr[TX];
   for (int b = 0; b < TX; ++b) xr[b] = x + at(t + b, k);
   float out[TW][TX];
-  tile<TW, TX>(wr, xr, k, out, ahead);
+  tile<TW, TX>(wr, xr, k, out, ahead, every);
   for (int a = 0; a < TW; ++a)
     for (int b = 0; b < TX; ++b) y[at(t + b, m) + j + a] = out[a][b];
 }
@@ -126,14 +129,15 @@ void weight_rows(int first, int last, int n, int m, int k, const float* w, const
     if (ahead)  // the last line of each row: the k loop's steps miss it when a row starts mid-line
       for (int a = 0; a < TW; ++a) __builtin_prefetch(ahead + at(a, k) + k - 1);
     // Rows of x in tiles of kTileX; two left over go as one tile of 2 (for n = 5 and 8 that took
-    // 0.91-0.92× the time of two tiles of 1), one as a tile of 1.
+    // 0.91-0.92× the time of two tiles of 1, measured with the 2 × 3 tile before), one as a tile of 1.
+    const int every = ahead_every(n);
     int t = 0;
-    for (; t + kTileX <= n; t += kTileX) tile_at<TW, kTileX>(wr, x, t, j, m, k, y, ahead);
+    for (; t + kTileX <= n; t += kTileX) tile_at<TW, kTileX>(wr, x, t, j, m, k, y, ahead, every);
     if (kTileX > 2 && t + 2 <= n) {
-      tile_at<TW, 2>(wr, x, t, j, m, k, y, ahead);
+      tile_at<TW, 2>(wr, x, t, j, m, k, y, ahead, every);
       t += 2;
     }
-    for (; t < n; ++t) tile_at<TW, 1>(wr, x, t, j, m, k, y, ahead);
+    for (; t < n; ++t) tile_at<TW, 1>(wr, x, t, j, m, k, y, ahead, every);
   }
 }
 
