@@ -6,7 +6,8 @@
 // time: each step loads kTileW pieces of weights and kTileX pieces of activations and does
 // kTileW · kTileX fused multiply-adds with them. The more products per load, the closer the
 // kernel gets to the arithmetic limit once n is large enough for arithmetic to matter; at n = 1
-// it only has to keep up with memory.
+// it only has to keep up with memory. When x needs several tiles, k goes in pieces (kPiece) so
+// that what the tiles share stays in L1.
 #include "tensor/small_matmul.hpp"
 
 #include <algorithm>
@@ -54,11 +55,11 @@ constexpr bool kDecodePrefetch = false;
 // Offset of a row: in 64 bits, as row × stride may pass 2³¹.
 int64_t at(int row, int stride) { return int64_t{row} * stride; }
 
-// One tile: y[t, j] for the TW weight rows w_j and TX activation rows x_t given.
-//   Σ_i w_j[i] · x_t[i]: lane l of one register sums the products at i ≡ l (mod kVec) in order
-//   of i; the lanes are summed (xsimd::hadd), then the last k mod kVec products (the tail) are
-//   added one by one.
-// The order of that sum depends only on k, never on TW, TX or the tile a pair falls in.
+// The multiply-adds of one tile over the steps [i0, i1) of k (whole registers): TW weight rows
+// w_j against the TX activation rows x_t from x0 on (k floats apart), continuing the running sums
+// sums[t][j] (one register each).
+//   Lane l of sums[t][j] adds the products w_j[i] · x_t[i] at i ≡ l (mod kVec) in order of i, so
+//   cutting k into pieces, or rows into tiles, changes no bit of any sum.
 // A piece of w is used by TX rows of x and a piece of x by TW weight rows: load_piece keeps
 // such a piece in its register (without it a 2 × 2 tile loaded 12 registers per step instead of
 // 8, and ran 1.14–1.25× slower for n = 2 … 16).
@@ -66,13 +67,14 @@ int64_t at(int row, int stride) { return int64_t{row} * stride; }
 // will read: every `ahead_every` floats of k the tile asks for the next 64 bytes of each of them
 // (see kPrefetchTiles).
 template <int TW, int TX>
-void tile(const float* const (&w)[TW], const float* const (&x)[TX], int k, float (&out)[TW][TX],
-          const float* ahead, int ahead_every) {
-  Vec acc[TW][TX];
-  for (auto& row : acc)
-    for (auto& sum : row) sum = Vec(0.0f);
-  int i = 0;
-  for (; i + kVec <= k; i += kVec) {
+void tile_steps(const float* const (&w)[TW], const float* x0, int k, int i0, int i1, Vec (*sums)[TW],
+                const float* ahead, int ahead_every) {
+  const float* x[TX];
+  for (int b = 0; b < TX; ++b) x[b] = x0 + at(b, k);
+  Vec acc[TW][TX];  // the sums in registers while the steps run
+  for (int a = 0; a < TW; ++a)
+    for (int b = 0; b < TX; ++b) acc[a][b] = sums[b][a];
+  for (int i = i0; i < i1; i += kVec) {
     if (ahead && i % ahead_every == 0)
       for (int a = 0; a < TW; ++a) __builtin_prefetch(ahead + at(a, k) + i);
     Vec xv[TX];
@@ -83,11 +85,7 @@ void tile(const float* const (&w)[TW], const float* const (&x)[TX], int k, float
     }
   }
   for (int a = 0; a < TW; ++a)
-    for (int b = 0; b < TX; ++b) {
-      float sum = xsimd::hadd(acc[a][b]);
-      for (int j = i; j < k; ++j) sum = std::fma(w[a][j], x[b][j], sum);  // the tail
-      out[a][b] = sum;
-    }
+    for (int b = 0; b < TX; ++b) sums[b][a] = acc[a][b];
 }
 
 // While a tile's weight rows are multiplied, the rows of the tile after the next are asked for
@@ -104,23 +102,23 @@ void tile(const float* const (&w)[TW], const float* const (&x)[TX], int k, float
 constexpr int kPrefetchTiles = 2;
 int ahead_every(int n) { return n > 2 * kTileX ? 16 : 8; }  // floats of k between requests
 
-// One tile's outputs y[t + b, j + a] (a < TW, b < TX): weight rows wr (rows j … j + TW − 1 of w)
-// against rows t … t + TX − 1 of x.
-template <int TW, int TX>
-void tile_at(const float* const (&wr)[TW], const float* x, int t, int j, int m, int k, float* y, const float* ahead,
-             int every) {
-  const float* xr[TX];
-  for (int b = 0; b < TX; ++b) xr[b] = x + at(t + b, k);
-  float out[TW][TX];
-  tile<TW, TX>(wr, xr, k, out, ahead, every);
-  for (int a = 0; a < TW; ++a)
-    for (int b = 0; b < TX; ++b) y[at(t + b, m) + j + a] = out[a][b];
-}
+// When the rows of x take more than one pass over a tile of weight rows, k goes in pieces of
+// kPiece floats, each piece through every pass before the next: a piece of the weight rows
+// (4 × 512 bytes) and of x (16 × 512 bytes at most) then stays in L1 between the passes, where
+// whole rows (x alone 36 KB for n = 16, k = 576) did not. Timed against whole rows (a decode
+// step's products at the model's shapes, 2 threads, in turn in one process): pieces of 128
+// floats took 0.87× the time for n = 8 and 16, 0.92× for n = 4 and 5; pieces of 64, 192, 256
+// and 512 floats 0.93, 0.88, 0.89 and 0.94× for n = 16. With one pass (n ≤ 3) there is nothing
+// to keep, and pieces cost 1.01–1.02×.
+constexpr int kPiece = 128;
 
 // Weight rows [first, last) against every activation row, TW weight rows at a time, asking for
 // the rows kPrefetchTiles tiles ahead when Prefetch is set.
 template <int TW, bool Prefetch>
 void weight_rows(int first, int last, int n, int m, int k, const float* w, const float* x, float* y) {
+  const int whole = k / kVec * kVec;  // the steps of whole registers; the rest is the tail
+  const int piece = n > kTileX ? kPiece : whole;
+  const int every = ahead_every(n);
   for (int j = first; j + TW <= last; j += TW) {
     const float* wr[TW];
     for (int a = 0; a < TW; ++a) wr[a] = w + at(j + a, k);
@@ -128,16 +126,29 @@ void weight_rows(int first, int last, int n, int m, int k, const float* w, const
     const float* ahead = Prefetch && next + TW <= m ? w + at(next, k) : nullptr;
     if (ahead)  // the last line of each row: the k loop's steps miss it when a row starts mid-line
       for (int a = 0; a < TW; ++a) __builtin_prefetch(ahead + at(a, k) + k - 1);
-    // Rows of x in tiles of kTileX; two left over go as one tile of 2 (for n = 5 and 8 that took
-    // 0.91-0.92× the time of two tiles of 1, measured with the 2 × 3 tile before), one as a tile of 1.
-    const int every = ahead_every(n);
-    int t = 0;
-    for (; t + kTileX <= n; t += kTileX) tile_at<TW, kTileX>(wr, x, t, j, m, k, y, ahead, every);
-    if (kTileX > 2 && t + 2 <= n) {
-      tile_at<TW, 2>(wr, x, t, j, m, k, y, ahead, every);
-      t += 2;
+    Vec sums[kSmallN][TW];  // y[t, j + a] as kVec partial sums, for every row t of x
+    for (int t = 0; t < n; ++t)
+      for (auto& sum : sums[t]) sum = Vec(0.0f);
+    for (int i0 = 0; i0 < whole; i0 += piece) {
+      const int i1 = std::min(i0 + piece, whole);
+      // Rows of x in tiles of kTileX; two left over go as one tile of 2 (for n = 5 and 8 that took
+      // 0.91-0.92× the time of two tiles of 1, measured with the 2 × 3 tile before), one as a tile of 1.
+      int t = 0;
+      for (; t + kTileX <= n; t += kTileX)
+        tile_steps<TW, kTileX>(wr, x + at(t, k), k, i0, i1, sums + t, ahead, every);
+      if (kTileX > 2 && t + 2 <= n) {
+        tile_steps<TW, 2>(wr, x + at(t, k), k, i0, i1, sums + t, ahead, every);
+        t += 2;
+      }
+      for (; t < n; ++t) tile_steps<TW, 1>(wr, x + at(t, k), k, i0, i1, sums + t, ahead, every);
     }
-    for (; t < n; ++t) tile_at<TW, 1>(wr, x, t, j, m, k, y, ahead, every);
+    // Each sum: its lanes added (xsimd::hadd), then the last k mod kVec products one by one.
+    for (int t = 0; t < n; ++t)
+      for (int a = 0; a < TW; ++a) {
+        float sum = xsimd::hadd(sums[t][a]);
+        for (int i = whole; i < k; ++i) sum = std::fma(wr[a][i], x[at(t, k) + i], sum);  // the tail
+        y[at(t, m) + j + a] = sum;
+      }
   }
 }
 
