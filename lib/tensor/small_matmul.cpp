@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <stdexcept>
 
 #include <xsimd/xsimd.hpp>
 
@@ -172,6 +173,8 @@ void split_weight_rows(int n, int m, int k, const float* w, const float* x, floa
 }  // namespace
 
 void matmul_small_n(int n, int m, int k, const float* w, const float* x, float* y) {
+  if (n > kSmallN) throw std::invalid_argument("matmul_small_n: more than 16 rows of x");
+  if (n <= 0) return;
   // The tile's width changes only which rows are computed together, never a sum's order.
   if (n == 1) split_weight_rows<kDecodeTileW, kDecodePrefetch>(n, m, k, w, x, y);
   else split_weight_rows<kTileW, true>(n, m, k, w, x, y);

@@ -16,6 +16,7 @@ namespace infer::cpu {
 
 constexpr int kSmallN = 16;
 
+// n ≤ kSmallN (std::invalid_argument above: the kernel keeps a running sum per row of x).
 void matmul_small_n(int n, int m, int k, const float* w, const float* x, float* y);
 
 }  // namespace infer::cpu
