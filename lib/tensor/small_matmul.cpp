@@ -47,9 +47,14 @@ constexpr int kTileW = 4, kTileX = 3;
 // With one register per sum, a row's multiply-adds wait for each other (one chain, 4 cycles a
 // step on this core: 8 floats per 4 cycles, ~26 GB/s per core at 3.2 GHz, above what memory
 // gives one core here). Against two registers per sum, the order before, a decode step's
-// products took 1.012–1.013× the time, and batches of 2, 4 and 16 rows 0.947×, 0.932× and
-// 0.922× (the same harness, 20–30 rounds). Two or four rows at a time for n = 1, to run two or
-// four chains at once, took 1.10× and 1.06×.
+// products took 1.012–1.020× the time, and 1.036–1.039× in a later, slower minute (the read
+// loop at 31 GB/s, both kernels at 83–86% of it), while batches of 2, 4 and 16 rows took
+// 0.947×, 0.932× and 0.922× (the same harness, 20–30 rounds; with the pieces of k below,
+// 0.94×, 0.93× and 0.87×). Two or four rows at a time for n = 1, to run two or four chains at
+// once, took 1.10× and 1.06×. Keeping two registers per sum for the batches too (the old order,
+// each piece of k swept once per register of the sum, with 4 × 3 tiles) took 0.99× at n = 16
+// and 1.0–1.1× at n = 2 and 4; the 2 × 3 tile of the old order with pieces of k, 0.94× at
+// n = 16 and 1.00× at n = 4.
 constexpr int kDecodeTileW = 1;
 constexpr bool kDecodePrefetch = false;
 
