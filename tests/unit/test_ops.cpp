@@ -1,6 +1,7 @@
 // Every CPU operation of tensor/ops.hpp against a straightforward loop on small shapes.
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -62,8 +63,9 @@ TEST_CASE("the allocator counts current and peak bytes", "[tensor]") {
 }
 
 TEST_CASE("matmul_t equals the triple loop, for one row and for many", "[ops]") {
-  for (int64_t n : {1, 5, 40}) {
-    const int64_t k = 37, m = 23;
+  // k = 603 takes the small-n kernel's pieces of k (n = 5) and leaves a tail after them.
+  for (const auto [n, k] : {std::pair<int64_t, int64_t>{1, 37}, {5, 37}, {40, 37}, {1, 603}, {5, 603}, {16, 603}}) {
+    const int64_t m = 23;
     Tensor x = random_tensor({n, k}, 1), w = random_tensor({m, k}, 2), y({n, m});
     reset_op_counters();
     ops::matmul_t(x, w, y);
