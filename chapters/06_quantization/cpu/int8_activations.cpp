@@ -13,8 +13,9 @@
 //          to match (per block: its 16 even columns, then its 16 odd ones)
 //
 // and the block adds (its scales) × (those sums, as fp32) to an 8-lane fp32 accumulator. Up to 4
-// rows of x share each weight block's load and decoding (a small batch); threads split the rows
-// of Ŵ, as in packed_kernels.cpp.
+// rows of x share each weight block's load and decoding (a small batch, dot_rows). With fewer
+// than 4 (decode), q4_1 and nf4 decode two blocks per register instead (dot_row_pairs: about half
+// the instructions per weight). Threads split the rows of Ŵ, as in packed_kernels.cpp.
 #include "int8_activations.hpp"
 
 #include <algorithm>
@@ -47,35 +48,45 @@ int64_t row_stride(PackedFormat format, int64_t cols) {
   }
 }
 
-// Each block's 32 codes in the order the nf4 kernel decodes them: even columns, then odd ones.
-void reorder_even_odd(Int8Activations& a) {
-  std::array<int8_t, kBlock> tmp;
-  for (int64_t b = 0; b < a.n * a.cols; b += kBlock) {
-    for (int64_t j = 0; j < 16; ++j) {
-      tmp[j] = a.q[b + 2 * j];
-      tmp[16 + j] = a.q[b + 2 * j + 1];
-    }
-    std::copy(tmp.begin(), tmp.end(), a.q.begin() + b);
-  }
+// Which column of a block the kernels' slot j (0–31) of a decoded block holds: the low nibbles
+// of its 16 code bytes come first, then the high ones. q4_1's byte j holds weights j and j + 16,
+// so slot j is column j; nf4's byte j holds weights 2j and 2j + 1: the even columns, then the odd.
+int64_t column_of_slot(PackedFormat format, int64_t j) {
+  if (format == PackedFormat::q4_1) return j;
+  return j < 16 ? 2 * j : 2 * (j - 16) + 1;
 }
 
-// q4_1 with fewer than 4 rows of x goes two blocks at a time (dot_row_q4_1_pairs): per pair of
-// blocks, x's first halves of both, then its second halves — the order of the codes in one
-// register holding both blocks' 32 code bytes (low nibbles: weights 0–15 of each block).
-void reorder_block_pairs(Int8Activations& a) {
-  std::array<int8_t, 2 * kBlock> tmp;
-  const int64_t blocks = a.cols / kBlock;
+// A permutation applied to every group of `size` codes of x: out[s] = in[from[s]].
+template <std::size_t size>
+void permute_groups(Int8Activations& a, const std::array<uint8_t, size>& from, int64_t groups_per_row) {
+  std::array<int8_t, size> tmp;
   for (int64_t r = 0; r < a.n; ++r)
-    for (int64_t b = 0; b + 1 < blocks; b += 2) {
-      int8_t* pair = a.q.data() + (r * blocks + b) * kBlock;
-      for (int64_t j = 0; j < 16; ++j) {
-        tmp[j] = pair[j];                // block b,     weights 0–15
-        tmp[16 + j] = pair[32 + j];      // block b + 1, weights 0–15
-        tmp[32 + j] = pair[16 + j];      // block b,     weights 16–31
-        tmp[48 + j] = pair[48 + j];      // block b + 1, weights 16–31
-      }
-      std::copy(tmp.begin(), tmp.end(), pair);
+    for (int64_t g = 0; g < groups_per_row; ++g) {
+      int8_t* group = a.q.data() + r * a.cols + g * static_cast<int64_t>(size);
+      for (std::size_t s = 0; s < size; ++s) tmp[s] = group[from[s]];
+      std::copy(tmp.begin(), tmp.end(), group);
     }
+}
+
+// x's codes reordered to match the kernels' decoded weights, once per product:
+//   by blocks (dot_rows, nf4 only: q4_1's order is already x's): slot j of each block;
+//   by pairs of blocks (dot_row_pairs, q4_1 and nf4 with fewer than 4 rows of x): one register
+//   holds both blocks' low nibbles, another their high ones, so per pair: slots 0–15 of block
+//   b, slots 0–15 of block b + 1, slots 16–31 of b, slots 16–31 of b + 1. (An odd last block
+//   stays in x's order.)
+void reorder_by_blocks(Int8Activations& a, PackedFormat format) {
+  std::array<uint8_t, kBlock> from;
+  for (int64_t j = 0; j < kBlock; ++j) from[j] = static_cast<uint8_t>(column_of_slot(format, j));
+  permute_groups(a, from, a.cols / kBlock);
+}
+
+void reorder_by_pairs(Int8Activations& a, PackedFormat format) {
+  std::array<uint8_t, 2 * kBlock> from;
+  for (int64_t s = 0; s < 2 * kBlock; ++s) {
+    const int64_t block = s / 16 % 2, slot = s / 32 * 16 + s % 16;
+    from[s] = static_cast<uint8_t>(block * kBlock + column_of_slot(format, slot));
+  }
+  permute_groups(a, from, a.cols / (2 * kBlock));
 }
 
 // Σ_j code_j · qx_j over one q4_1 block, exactly in integers: its 16 bytes hold weights j (low
@@ -196,55 +207,119 @@ void dot_rows(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activatio
   }
 }
 
-// y[i, r] for q4_1 and row r of Ŵ, two blocks per step (x reordered by reorder_block_pairs).
-// One register holds both blocks' 32 code bytes; the byte products of the low and the high
-// nibbles add up as 16-bit pairs (|sum| ≤ 4 · 15 · 127 = 7 620: no overflow), one multiply-add
-// turns them into 8 int32 sums — lanes 0–3 block b's, lanes 4–7 block b+1's — and one fma
-// scales each half by its own d · dx. About half the instructions of two single blocks.
-void dot_row_q4_1_pairs(const uint8_t* row, const Int8Activations& a, int64_t i, float* y, int64_t y_stride) {
+// ---- one row of x: two blocks per register (q4_1, nf4) ----
+//
+// One register holds two blocks' 32 code bytes: q4_1's bytes of blocks b and b + 1 (16 each,
+// after their scales), nf4's 32 bytes as they lie. `& 15` and `>> 4` give two registers of 32
+// codes, each half from one block, and x comes reordered to match (reorder_by_pairs). Their byte
+// products sum to 8 int32 lanes: lanes 0–3 add up to block b's Σ qw·qx, lanes 4–7 to block
+// b + 1's, and one fused multiply-add scales each half by its own factor. Per 64 weights that is
+// about half the instructions of two single blocks (dot_rows<F, 1>).
+//
+// The factors come 4 blocks at a time: q4_1's [d, m] of 4 blocks (16 fp16 bytes gathered from
+// 4 blocks) times x's [dx, Σx] of the same 4 blocks (one 8-float load) give d·dx and m·Σx for
+// all 4 in one multiply; nf4's two absmax (one per 64 weights, adjacent) times 1/127 and dx.
+// A register of 8 factors holds [f_b, o_b, f_b+1, o_b+1, f_b+2, …] (o: q4_1's offset term, a
+// sum of its own), and a permute spreads f_b and f_b+1 (or f_b+2, f_b+3) over the two halves.
+
+// Σ qw·qx of blocks b and b + 1 of a row (32 code bytes), as fp32: lanes 0–3 block b's parts.
+template <PackedFormat F>
+inline __m256 pair_sums(const uint8_t* row, int64_t b, const int8_t* qx, __m256i nf4_table) {
+  const __m256i low_nibbles = _mm256_set1_epi8(0x0F);
+  __m256i packed;
+  if constexpr (F == PackedFormat::q4_1)
+    packed = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 20 * (b + 1) + 4)),
+                              _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 20 * b + 4)));
+  else
+    packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 16 * b));
+  const __m256i lo = _mm256_and_si256(packed, low_nibbles);
+  const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low_nibbles);
+  const __m256i qlo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qx));
+  const __m256i qhi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qx + 32));
+  if constexpr (F == PackedFormat::q4_1) {
+    // Unsigned nibbles: the 16-bit pairs of low and high add up without overflow
+    // (|sum| ≤ 4 · 15 · 127 = 7 620), so one vpmaddwd makes the int32 sums.
+    const __m256i pairs16 = _mm256_add_epi16(_mm256_maddubs_epi16(lo, qlo), _mm256_maddubs_epi16(hi, qhi));
+    return _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs16, _mm256_set1_epi16(1)));
+  } else {
+    // Signed levels: as q8_0 (|T| · qx with T's sign), each register on its own to int32,
+    // since two 16-bit pairs of products up to 127 · 127 could overflow.
+    const __m256i wl = _mm256_shuffle_epi8(nf4_table, lo), wh = _mm256_shuffle_epi8(nf4_table, hi);
+    return _mm256_cvtepi32_ps(_mm256_add_epi32(dot_u8_i8(_mm256_sign_epi8(wl, wl), _mm256_sign_epi8(qlo, wl)),
+                                               dot_u8_i8(_mm256_sign_epi8(wh, wh), _mm256_sign_epi8(qhi, wh))));
+  }
+}
+
+// The factors of blocks b … b + kCount (4, or 2 with the upper half zero), laid out as above.
+template <PackedFormat F, int kCount>
+inline __m256 quad_factors(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activations::Block* xblocks,
+                           int64_t b) {
+  const auto* xs = reinterpret_cast<const float*>(xblocks + b);  // [dx, Σx] per block
+  const __m256 x_factors = kCount == 4 ? _mm256_loadu_ps(xs) : _mm256_zextps128_ps256(_mm_loadu_ps(xs));
+  const auto word = [](const uint8_t* p) {  // 4 bytes: q4_1's [d, m] or two nf4 absmax, as fp16
+    uint32_t w;
+    std::memcpy(&w, p, 4);
+    return static_cast<int>(w);
+  };
+  if constexpr (F == PackedFormat::q4_1) {
+    const uint8_t* blk = row + 20 * b;
+    const __m128i dm = kCount == 4 ? _mm_setr_epi32(word(blk), word(blk + 20), word(blk + 40), word(blk + 60))
+                                    : _mm_setr_epi32(word(blk), word(blk + 20), 0, 0);
+    return _mm256_mul_ps(_mm256_cvtph_ps(dm), x_factors);
+  } else {  // one absmax per 64 weights: blocks b, b + 1 share the first, b + 2, b + 3 the second
+    const uint8_t* p = nf4_scales + 2 * (b / 2);
+    uint16_t first;  // with 2 blocks, only the first: the second may lie past the row's end
+    std::memcpy(&first, p, 2);
+    const __m128i absmax = _mm_cvtsi32_si128(kCount == 4 ? word(p) : first);
+    const __m256 a = _mm256_castps128_ps256(_mm_mul_ps(_mm_cvtph_ps(absmax), _mm_set1_ps(kInverse127)));
+    return _mm256_mul_ps(_mm256_permutevar8x32_ps(a, _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1)), x_factors);
+  }
+}
+
+// y[i, r] for row r of Ŵ (q4_1 or nf4), x reordered by reorder_by_pairs.
+template <PackedFormat F>
+void dot_row_pairs(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activations& a, int64_t i, float* y,
+                   int64_t y_stride) {
   const int64_t blocks = a.cols / kBlock;
   const int8_t* q = a.q.data() + i * a.cols;
   const Int8Activations::Block* xblocks = a.blocks.data() + i * blocks;
-  const __m256i low_nibbles = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
-  const __m256i spread = _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2);  // [s0, s1] → [s0 ×4, s1 ×4]
-  __m256 acc = _mm256_setzero_ps();
-  __m128 offset = _mm_setzero_ps();  // lanes 1 and 3 sum m · Σx
-  int64_t b = 0;
-  for (; b + 2 <= blocks; b += 2) {
-    const uint8_t* pair = row + 20 * b;  // block b: [d, m, 16 code bytes]; block b + 1 at +20
-    const __m256i packed = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pair + 24)),
-                                            _mm_loadu_si128(reinterpret_cast<const __m128i*>(pair + 4)));
-    const __m256i lo = _mm256_and_si256(packed, low_nibbles);
-    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low_nibbles);
-    const __m256i qlo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + b * kBlock));
-    const __m256i qhi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + b * kBlock + 32));
-    const __m256i pairs16 = _mm256_add_epi16(_mm256_maddubs_epi16(lo, qlo), _mm256_maddubs_epi16(hi, qhi));
-    const __m256 sums = _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs16, ones));
-    uint32_t dm0, dm1;
-    std::memcpy(&dm0, pair, 4);
-    std::memcpy(&dm1, pair + 20, 4);
-    const __m128 dm = _mm_cvtph_ps(_mm_set_epi32(0, 0, static_cast<int>(dm1), static_cast<int>(dm0)));
-    // [d0, m0, d1, m1] × [dx0, Σx0, dx1, Σx1]: both blocks' scales and offset terms at once
-    const __m128 scale_offset = _mm_mul_ps(dm, _mm_loadu_ps(reinterpret_cast<const float*>(xblocks + b)));
-    offset = _mm_add_ps(offset, scale_offset);
-    acc = _mm256_fmadd_ps(sums, _mm256_permutevar8x32_ps(_mm256_castps128_ps256(scale_offset), spread), acc);
+  const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(nf4_levels_int8())));
+  const __m256i first = _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2), second = _mm256_setr_epi32(4, 4, 4, 4, 6, 6, 6, 6);
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};  // two chains of multiply-adds
+  __m256 offsets = _mm256_setzero_ps();  // q4_1: the odd lanes sum m · Σx
+  const int64_t paired = blocks / 2 * 2;
+  for (int64_t b = 0; b < paired; b += 4) {
+    const bool four = b + 4 <= paired;
+    const __m256 factors = four ? quad_factors<F, 4>(row, nf4_scales, xblocks, b) : quad_factors<F, 2>(row, nf4_scales, xblocks, b);
+    if constexpr (F == PackedFormat::q4_1) offsets = _mm256_add_ps(offsets, factors);
+    acc[0] = _mm256_fmadd_ps(pair_sums<F>(row, b, q + b * kBlock, table), _mm256_permutevar8x32_ps(factors, first), acc[0]);
+    if (four)
+      acc[1] = _mm256_fmadd_ps(pair_sums<F>(row, b + 2, q + (b + 2) * kBlock, table),
+                               _mm256_permutevar8x32_ps(factors, second), acc[1]);
   }
-  float total = sum_lanes(acc) + _mm_cvtss_f32(_mm_movehdup_ps(offset)) +
-                _mm_cvtss_f32(_mm_shuffle_ps(offset, offset, 3));
-  if (b < blocks) {  // an odd last block, in x's plain order
-    const uint8_t* blk = row + 20 * b;
-    const int32_t s = q4_1_codes_dot(blk + 4, q + b * kBlock);
-    total += static_cast<float>(s) * (gguf::load_fp16(blk) * xblocks[b].scale) + gguf::load_fp16(blk + 2) * xblocks[b].sum;
+  float total = sum_lanes(_mm256_add_ps(acc[0], acc[1]));
+  if constexpr (F == PackedFormat::q4_1) {
+    alignas(32) float o[8];
+    _mm256_store_ps(o, offsets);
+    total += (o[1] + o[3]) + (o[5] + o[7]);
+    if (paired < blocks) {  // an odd last block, in x's plain order
+      const int64_t b = paired;
+      const uint8_t* blk = row + 20 * b;
+      const int32_t s = q4_1_codes_dot(blk + 4, q + b * kBlock);
+      total += static_cast<float>(s) * (gguf::load_fp16(blk) * xblocks[b].scale) + gguf::load_fp16(blk + 2) * xblocks[b].sum;
+    }
   }
   y[i * y_stride] = total;
 }
-constexpr bool kQ4_1Pairs = true;
+constexpr bool kPairs = true;
 
 #else  // no AVX2: the same sums, one code at a time
 
-constexpr bool kQ4_1Pairs = false;
-// Declared only: matmul's call to it sits under `if constexpr (kQ4_1Pairs)`, which discards it.
-void dot_row_q4_1_pairs(const uint8_t* row, const Int8Activations& a, int64_t i, float* y, int64_t y_stride);
+constexpr bool kPairs = false;
+// Declared only: matmul's call to it sits under `if constexpr (kPairs)`, which discards it.
+template <PackedFormat F>
+void dot_row_pairs(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activations& a, int64_t i, float* y,
+                   int64_t y_stride);
 
 template <PackedFormat F, int NX>
 void dot_rows(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activations& a, int64_t i, float* y,
@@ -280,9 +355,11 @@ void dot_rows(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activatio
 
 #endif
 
-// With fewer than 4 rows of x (decode), q4_1 goes two blocks at a time; 4 rows share each
+// With fewer than 4 rows of x (decode), q4_1 and nf4 go two blocks at a time; 4 rows share each
 // decoded block instead.
-bool q4_1_in_pairs(const Int8Activations& a) { return kQ4_1Pairs && a.n < 4; }
+bool in_pairs(PackedFormat format, const Int8Activations& a) {
+  return kPairs && format != PackedFormat::q8_0 && a.n < 4;
+}
 
 template <PackedFormat F>
 void matmul(const uint8_t* w, int64_t rows, int64_t cols, const Int8Activations& a, float* y) {
@@ -303,9 +380,9 @@ void matmul(const uint8_t* w, int64_t rows, int64_t cols, const Int8Activations&
       const uint8_t* row = codes + r * stride;
       const uint8_t* row_scales = F == PackedFormat::nf4 ? scales + 2 * (r * cols / 64) : nullptr;
       int64_t i = 0;
-      if constexpr (F == PackedFormat::q4_1 && kQ4_1Pairs)
-        if (q4_1_in_pairs(a))
-          for (; i < a.n; ++i) dot_row_q4_1_pairs(row, a, i, y + r, rows);
+      if constexpr (F != PackedFormat::q8_0 && kPairs)
+        if (in_pairs(F, a))
+          for (; i < a.n; ++i) dot_row_pairs<F>(row, row_scales, a, i, y + r, rows);
       for (; i + 4 <= a.n; i += 4) dot_rows<F, 4>(row, row_scales, a, i, y + r, rows);
       for (; i < a.n; ++i) dot_rows<F, 1>(row, row_scales, a, i, y + r, rows);
     }
@@ -398,11 +475,12 @@ void packed_matmul_int8_cpu(PackedFormat format, const uint8_t* w, int64_t rows,
   switch (format) {
     case PackedFormat::q8_0: matmul<PackedFormat::q8_0>(w, rows, cols, a, y); break;
     case PackedFormat::q4_1:
-      if (q4_1_in_pairs(a)) reorder_block_pairs(a);
+      if (in_pairs(format, a)) reorder_by_pairs(a, format);  // otherwise x's order is the blocks' already
       matmul<PackedFormat::q4_1>(w, rows, cols, a, y);
       break;
     default:
-      reorder_even_odd(a);
+      if (in_pairs(format, a)) reorder_by_pairs(a, format);
+      else reorder_by_blocks(a, format);
       matmul<PackedFormat::nf4>(w, rows, cols, a, y);
       break;
   }
