@@ -268,7 +268,7 @@ inline __m256 quad_factors(const uint8_t* row, const uint8_t* nf4_scales, const 
     return _mm256_mul_ps(_mm256_cvtph_ps(dm), x_factors);
   } else {  // one absmax per 64 weights: blocks b, b + 1 share the first, b + 2, b + 3 the second
     const uint8_t* p = nf4_scales + 2 * (b / 2);
-    uint16_t first;  // with 2 blocks, only the first: the second may lie past the row's end
+    uint16_t first;  // with 2 blocks, only the first: the next two bytes are the next row's
     std::memcpy(&first, p, 2);
     const __m128i absmax = _mm_cvtsi32_si128(kCount == 4 ? word(p) : first);
     const __m256 a = _mm256_castps128_ps256(_mm_mul_ps(_mm_cvtph_ps(absmax), _mm_set1_ps(kInverse127)));
@@ -283,7 +283,9 @@ void dot_row_pairs(const uint8_t* row, const uint8_t* nf4_scales, const Int8Acti
   const int64_t blocks = a.cols / kBlock;
   const int8_t* q = a.q.data() + i * a.cols;
   const Int8Activations::Block* xblocks = a.blocks.data() + i * blocks;
-  const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(nf4_levels_int8())));
+  const __m256i table = F == PackedFormat::nf4  // the 16 levels in both 128-bit halves (vpshufb looks up per half)
+                            ? _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(nf4_levels_int8())))
+                            : _mm256_setzero_si256();
   const __m256i first = _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2), second = _mm256_setr_epi32(4, 4, 4, 4, 6, 6, 6, 6);
   __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};  // two chains of multiply-adds
   __m256 offsets = _mm256_setzero_ps();  // q4_1: the odd lanes sum m · Σx
