@@ -103,6 +103,24 @@ TEST_CASE("a student GGUF reloads with identical weights and logits (tiny model)
   CHECK(lib_logits(loaded, tokens) == lib_logits(original, tokens));
 }
 
+TEST_CASE("lib's loader puts a layer's seven matrices one after another in one buffer (tiny model)", "[training]") {
+  // lib/model/weights.cpp: one buffer per layer, so that its huge pages cover most of the layer.
+  Student<float> s = Student<float>::random(infer::test::tiny_llama(2), 9, 0.5);
+  TempFile file("ch08_tiny_layout", ".gguf");
+  write_student_gguf(file.path, s);
+  Llama loaded = load_llama(gguf::GgufFile::open(file.path));
+  for (const LayerWeights& L : loaded.weights().layers) {
+    const char* next = nullptr;
+    for (const Linear* l : {L.wq.get(), L.wk.get(), L.wv.get(), L.wo.get(), L.w_gate.get(), L.w_up.get(), L.w_down.get()}) {
+      const auto* dense = dynamic_cast<const DenseLinear*>(l);
+      REQUIRE(dense != nullptr);
+      const char* at = static_cast<const char*>(dense->weight().raw());
+      if (next != nullptr) CHECK(at == next);
+      next = at + dense->weight().nbytes();
+    }
+  }
+}
+
 TEST_CASE("the full-depth student copied from the teacher gives the teacher's logits", "[training][model]") {
   REQUIRE_MODEL(m);
   std::vector<int> all(static_cast<std::size_t>(m->model.config().n_layers));

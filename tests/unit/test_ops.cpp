@@ -1,5 +1,6 @@
 // Every CPU operation of tensor/ops.hpp against a straightforward loop on small shapes.
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <utility>
 #include <vector>
@@ -60,6 +61,16 @@ TEST_CASE("the allocator counts current and peak bytes", "[tensor]") {
   const MemoryStats after = memory_stats(Device::cpu());
   REQUIRE(after.current_bytes == before.current_bytes);
   REQUIRE(after.peak_bytes == before.current_bytes + 6000);
+}
+
+TEST_CASE("the allocator starts a buffer of 2 MiB or more on a 2 MiB boundary", "[tensor]") {
+  // tensor/memory.cpp offers the whole 2 MiB pages inside such a buffer to Linux as huge pages.
+  const Tensor big({int64_t{1} << 20});  // 4 MiB
+  const Tensor just_under({(int64_t{2} << 20) / 4 - 16});
+  const Tensor small({1000});
+  CHECK(reinterpret_cast<std::uintptr_t>(big.raw()) % (std::uintptr_t{2} << 20) == 0);
+  CHECK(reinterpret_cast<std::uintptr_t>(just_under.raw()) % 64 == 0);
+  CHECK(reinterpret_cast<std::uintptr_t>(small.raw()) % 64 == 0);
 }
 
 TEST_CASE("matmul_t equals the triple loop, for one row and for many", "[ops]") {
