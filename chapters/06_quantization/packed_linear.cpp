@@ -10,16 +10,6 @@
 namespace infer::quant {
 namespace {
 
-PackedMatrix pack(const Tensor& weight, PackedFormat format) {
-  if (weight.rank() != 2) throw std::invalid_argument(fmt::format("PackedLinear: weight of shape {}", shape_string(weight.shape())));
-  const int64_t rows = weight.dim(0), cols = weight.dim(1);
-  const auto scheme = scheme_for(format);
-  if (weight.device().is_cpu() && weight.dtype() == DType::f32)  // no copy
-    return scheme->quantize({weight.host<float>(), static_cast<std::size_t>(rows * cols)}, rows, cols);
-  const std::vector<float> values = weight.to_vector();
-  return scheme->quantize(values, rows, cols);
-}
-
 void check_matrix(const char* op, const Tensor& t, const char* name, int64_t rows, int64_t cols, const Device& dev) {
   if (t.rank() != 2 || t.dim(0) != rows || t.dim(1) != cols || t.dtype() != DType::f32 || t.device() != dev)
     throw std::invalid_argument(fmt::format("PackedLinear::{}: {} is {} {} on {}, expected f32 [{}, {}] on {}", op, name,
@@ -29,20 +19,36 @@ void check_matrix(const char* op, const Tensor& t, const char* name, int64_t row
 
 }  // namespace
 
+PackedMatrix pack_weight(const Tensor& weight, PackedFormat format) {
+  if (weight.rank() != 2) throw std::invalid_argument(fmt::format("pack_weight: weight of shape {}", shape_string(weight.shape())));
+  const int64_t rows = weight.dim(0), cols = weight.dim(1);
+  const auto scheme = scheme_for(format);
+  if (weight.device().is_cpu() && weight.dtype() == DType::f32)  // no copy
+    return scheme->quantize({weight.host<float>(), static_cast<std::size_t>(rows * cols)}, rows, cols);
+  const std::vector<float> values = weight.to_vector();
+  return scheme->quantize(values, rows, cols);
+}
+
 PackedLinear::PackedLinear(const Tensor& weight, PackedFormat format, Device device, Activations activations)
-    : PackedLinear(pack(weight, format), format, device, activations) {}
+    : PackedLinear(pack_weight(weight, format), format, device, activations) {}
 
 PackedLinear::PackedLinear(const PackedMatrix& packed, PackedFormat format, Device device, Activations activations)
+    : PackedLinear(packed, format, std::make_shared<Storage>(device, packed.bytes.size()), 0, activations) {}
+
+PackedLinear::PackedLinear(const PackedMatrix& packed, PackedFormat format, std::shared_ptr<Storage> buffer,
+                           std::size_t offset, Activations activations)
     : format_(format), activations_(activations), rows_(packed.rows), cols_(packed.cols),
-      storage_(scheme_for(format)->name()) {
-  if (activations == Activations::int8 && !device.is_cpu())
+      storage_(scheme_for(format)->name()), bytes_(std::move(buffer)), offset_(offset), size_(packed.bytes.size()) {
+  if (!bytes_) throw std::invalid_argument("PackedLinear: no buffer");
+  if (activations == Activations::int8 && !device().is_cpu())
     throw std::invalid_argument("PackedLinear: int8 activations have a CPU kernel only (drop --int8-activations or use --device cpu)");
   const std::size_t expected = scheme_for(format)->packed_bytes(rows_, cols_);
-  if (rows_ <= 0 || cols_ <= 0 || packed.bytes.size() != expected)
-    throw std::invalid_argument(fmt::format("PackedLinear: {} bytes for a [{}, {}] {} matrix, expected {}",
-                                            packed.bytes.size(), rows_, cols_, storage_, expected));
-  bytes_ = std::make_shared<Storage>(device, packed.bytes.size());
-  device_copy(device, bytes_->data(), Device::cpu(), packed.bytes.data(), packed.bytes.size());
+  if (rows_ <= 0 || cols_ <= 0 || size_ != expected)
+    throw std::invalid_argument(fmt::format("PackedLinear: {} bytes for a [{}, {}] {} matrix, expected {}", size_, rows_,
+                                            cols_, storage_, expected));
+  if (offset_ > bytes_->bytes() || size_ > bytes_->bytes() - offset_)
+    throw std::out_of_range(fmt::format("PackedLinear: {} bytes at offset {} of a buffer of {}", size_, offset_, bytes_->bytes()));
+  device_copy(device(), static_cast<uint8_t*>(bytes_->data()) + offset_, Device::cpu(), packed.bytes.data(), size_);
 }
 
 // the-change: begin PackedLinear::forward

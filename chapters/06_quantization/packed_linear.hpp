@@ -20,6 +20,9 @@
 
 namespace infer::quant {
 
+// `weight` ([out, in] on any device, any dtype: read as fp32 values) packed by scheme_for(format).
+PackedMatrix pack_weight(const Tensor& weight, PackedFormat format);
+
 // the-change: begin PackedLinear
 class PackedLinear : public Linear {
  public:
@@ -31,27 +34,34 @@ class PackedLinear : public Linear {
   // size is not that scheme's packed size, or for int8 activations on a GPU.
   PackedLinear(const PackedMatrix& packed, PackedFormat format, Device device,
                Activations activations = Activations::fp32);
+  // The same, with the bytes copied to `offset` in `buffer` (on the device the layer computes
+  // on), a buffer other layers share: quantize_model.cpp keeps a model's projections in one, so
+  // that most of them lie on 2 MiB pages (tensor/memory.cpp). Throws std::out_of_range when the
+  // bytes do not fit there.
+  PackedLinear(const PackedMatrix& packed, PackedFormat format, std::shared_ptr<Storage> buffer, std::size_t offset,
+               Activations activations = Activations::fp32);
 
   // y[N, out] = x[N, in] · Ŵᵀ with the kernel of the bytes' device; x and y on that device.
   void forward(const Tensor& x, Tensor& y) const override;
   void gather_rows(std::span<const int32_t> ids, Tensor& out) const override;
   int64_t in_features() const override { return cols_; }
   int64_t out_features() const override { return rows_; }
-  std::size_t weight_bytes() const override { return bytes_->bytes(); }
+  std::size_t weight_bytes() const override { return size_; }
   std::string storage() const override { return storage_; }  // the scheme's name, e.g. "NF4"
 
   PackedFormat format() const { return format_; }
   Activations activations() const { return activations_; }
   const Device& device() const { return bytes_->device(); }
+  const uint8_t* data() const { return static_cast<const uint8_t*>(bytes_->data()) + offset_; }  // on device()
 
  private:
-  const uint8_t* data() const { return static_cast<const uint8_t*>(bytes_->data()); }
 
   PackedFormat format_;
   Activations activations_;
   int64_t rows_ = 0, cols_ = 0;
   std::string storage_;
-  std::shared_ptr<Storage> bytes_;
+  std::shared_ptr<Storage> bytes_;  // this layer's packed bytes: size_ of them, from offset_
+  std::size_t offset_ = 0, size_ = 0;
 };
 // the-change: end PackedLinear
 

@@ -12,8 +12,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -187,4 +189,28 @@ TEST_CASE("PackedLinear multiplies and gathers from its packed bytes on the CPU"
     Tensor one({1, cols});
     CHECK_THROWS_AS(linear.gather_rows(outside, one), std::invalid_argument);
   }
+}
+
+TEST_CASE("PackedLinears can share one buffer, each at its offset", "[quant][kernels]") {
+  const int64_t rows = 37, cols = 192;
+  const Tensor a = Tensor::from_vector(random_weights(rows * cols, 3), {rows, cols});
+  const Tensor b = Tensor::from_vector(random_weights(rows * cols, 4), {rows, cols});
+  const Tensor x = Tensor::from_vector(random_x(2 * cols, 5), {2, cols});
+  const PackedFormat format = PackedFormat::q4_1;
+  const std::size_t size = scheme_for(format)->packed_bytes(rows, cols), offset = (size + 63) / 64 * 64;
+  const auto buffer = std::make_shared<Storage>(Device::cpu(), offset + size);
+  const PackedLinear first(pack_weight(a, format), format, buffer, 0);
+  const PackedLinear second(pack_weight(b, format), format, buffer, offset);
+  CHECK(second.data() == first.data() + offset);
+  CHECK(second.weight_bytes() == size);  // its own bytes, not the buffer's
+  for (const auto& [shared, weight] : {std::pair{&first, &a}, std::pair{&second, &b}}) {
+    const PackedLinear alone(*weight, format, Device::cpu());
+    Tensor y({2, rows}), expected({2, rows});
+    shared->forward(x, y);
+    alone.forward(x, expected);
+    CHECK(y.to_vector() == expected.to_vector());
+  }
+  // A buffer too small for the bytes at that offset is refused before anything is copied.
+  CHECK_THROWS_AS(PackedLinear(pack_weight(a, format), format, buffer, offset + 1), std::out_of_range);
+  CHECK_THROWS_AS(PackedLinear(pack_weight(a, format), format, nullptr, 0), std::invalid_argument);
 }

@@ -5,6 +5,7 @@
 // within a small tolerance, for every format, including the tied embedding/output matrix that
 // the kernel model keeps only packed (its embedding lookup decodes rows of it).
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "eval_text_present.hpp"
 #include "int8_quality.hpp"
 #include "packed_kernels.hpp"
+#include "packed_linear.hpp"
 #include "quantize_model.hpp"
 #include "test_support.hpp"
 
@@ -115,6 +117,15 @@ TEST_CASE("a kernel model holds and streams only its packed bytes", "[stage][sta
     // A decode step reads every packed matrix once, one row of the packed embedding and the norms.
     const std::size_t row = packed.weights().output->weight_bytes() / static_cast<std::size_t>(m->model.config().vocab_size);
     CHECK(packed.weights().bytes_per_token() == static_cast<std::size_t>(info.packed_bytes) + norms + row);
+    // The 210 projections lie one after another, 64-byte aligned, in one buffer (huge pages).
+    const uint8_t* next = nullptr;
+    for (const LayerWeights& L : packed.weights().layers)
+      for (const Linear* linear : {L.wq.get(), L.wk.get(), L.wv.get(), L.wo.get(), L.w_gate.get(), L.w_up.get(), L.w_down.get()}) {
+        const auto* p = dynamic_cast<const PackedLinear*>(linear);
+        REQUIRE(p != nullptr);
+        if (next != nullptr) CHECK(p->data() == next);
+        next = p->data() + (p->weight_bytes() + 63) / 64 * 64;
+      }
   }
   // The in-place path refuses a model that is already packed.
   QuantizedModel info;
