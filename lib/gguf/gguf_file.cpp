@@ -526,7 +526,7 @@ const TensorInfo& GgufFile::tensor(std::string_view name) const {
   return *t;
 }
 
-std::vector<float> dequantize(const TensorInfo& tensor) {
+void dequantize_into(const TensorInfo& tensor, std::span<float> out) {
   const auto tr = type_traits(static_cast<uint32_t>(tensor.type));
   if (!tr || !tr->can_dequantize) {
     throw GgufError("tensor '" + tensor.name + "' has type " +
@@ -534,8 +534,15 @@ std::vector<float> dequantize(const TensorInfo& tensor) {
                     ", which this library cannot dequantize");
   }
   if (tensor.data == nullptr) throw GgufError("tensor '" + tensor.name + "' has no data");
-  std::vector<float> out(tensor.n_elements);
+  if (out.size() != tensor.n_elements)
+    throw std::invalid_argument("dequantize_into: " + std::to_string(out.size()) + " values for tensor '" + tensor.name +
+                                "' of " + std::to_string(tensor.n_elements));
   dequantize_row(tensor.type, tensor.data, out.data(), static_cast<int64_t>(tensor.n_elements));
+}
+
+std::vector<float> dequantize(const TensorInfo& tensor) {
+  std::vector<float> out(tensor.n_elements);
+  dequantize_into(tensor, out);
   return out;
 }
 

@@ -112,5 +112,7 @@ class GgufFile {
 
 // Dequantizes a whole tensor to fp32 (row-major, dims[0] fastest).
 std::vector<float> dequantize(const TensorInfo& tensor);
+// The same, straight into `out` (std::invalid_argument unless it holds n_elements values).
+void dequantize_into(const TensorInfo& tensor, std::span<float> out);
 
 }  // namespace infer::gguf

@@ -13,7 +13,6 @@ namespace {
 
 // Converts fp32 values to the storage dtype on the host (f16/bf16 round to nearest).
 Tensor host_tensor(const std::vector<float>& values, Shape shape, DType dtype) {
-  if (dtype == DType::f32) return Tensor::from_vector(values, std::move(shape));
   Tensor t(std::move(shape), dtype);
   uint16_t* dst = t.host<uint16_t>();
   for (std::size_t i = 0; i < values.size(); ++i) {
@@ -29,17 +28,34 @@ Tensor host_tensor(const std::vector<float>& values, Shape shape, DType dtype) {
   return t;
 }
 
-// Reads one tensor, checks that its shape is `shape` (row-major), dequantizes it to fp32 and
-// places it on the device in `dtype`.
-Tensor read_tensor(const gguf::GgufFile& file, const std::string& name, const Shape& shape,
-                   Device device, DType dtype) {
+// Tensor `name` of the file, after checking that its shape is `shape` (row-major).
+const gguf::TensorInfo& checked_tensor(const gguf::GgufFile& file, const std::string& name, const Shape& shape) {
   const gguf::TensorInfo& info = file.tensor(name);
   // ggml lists dimensions fastest first; we list them slowest first.
   Shape file_shape(info.dims.rbegin(), info.dims.rend());
   if (file_shape != shape)
     throw std::runtime_error(fmt::format("{}: tensor '{}' has shape {}, expected {}", file.path(),
                                          name, shape_string(file_shape), shape_string(shape)));
-  return host_tensor(gguf::dequantize(info), shape, dtype).to(device);
+  return info;
+}
+
+// Dequantizes tensor `name` to fp32 straight into `dst` (f32 on the host, of the tensor's shape):
+// the file's bytes are decoded once, into the memory the model keeps.
+void read_into(const gguf::GgufFile& file, const std::string& name, Tensor& dst) {
+  gguf::dequantize_into(checked_tensor(file, name, dst.shape()), {dst.host<float>(), static_cast<std::size_t>(dst.numel())});
+}
+
+// Reads one tensor, dequantizes it to fp32 and places it on the device in `dtype`.
+Tensor read_tensor(const gguf::GgufFile& file, const std::string& name, const Shape& shape,
+                   Device device, DType dtype) {
+  Tensor host;
+  if (dtype == DType::f32) {
+    host = Tensor(shape);
+    read_into(file, name, host);
+  } else {
+    host = host_tensor(gguf::dequantize(checked_tensor(file, name, shape)), shape, dtype);
+  }
+  return device.is_cpu() ? host : host.to(device);
 }
 
 std::unique_ptr<Linear> read_linear(const gguf::GgufFile& file, const std::string& name,
@@ -75,7 +91,7 @@ LlamaWeights load_weights(const gguf::GgufFile& file, const LlamaConfig& c,
       if (!one_buffer_per_layer) return read_linear(file, p + name, out, in, opt);
       Tensor weight = buffer.rows(used, out * in).reshape({out, in});
       used += out * in;
-      weight.copy_from(read_tensor(file, p + name, {out, in}, dev, DType::f32));
+      read_into(file, p + name, weight);
       return std::make_unique<DenseLinear>(weight);
     };
     LayerWeights L;

@@ -568,6 +568,14 @@ void check_full_file(const GgufFile& f, uint32_t version, uint64_t alignment) {
     CHECK(v41[j] == static_cast<float>(j - 8));
     CHECK(v41[j + 16] == static_cast<float>(7 - j));
   }
+
+  // dequantize_into (what the model loader uses) writes the same values where it is told, and
+  // refuses a destination of another size.
+  std::vector<float> into(64, -7.0f);
+  dequantize_into(tq8, into);
+  CHECK(into == v8);
+  std::vector<float> short_by_one(63);
+  CHECK_THROWS_AS(dequantize_into(tq8, short_by_one), std::invalid_argument);
 }
 
 }  // namespace
