@@ -48,12 +48,13 @@ void read_into(const gguf::GgufFile& file, const std::string& name, Tensor& dst)
 // Reads one tensor, dequantizes it to fp32 and places it on the device in `dtype`.
 Tensor read_tensor(const gguf::GgufFile& file, const std::string& name, const Shape& shape,
                    Device device, DType dtype) {
+  const gguf::TensorInfo& info = checked_tensor(file, name, shape);  // before anything is allocated
   Tensor host;
   if (dtype == DType::f32) {
     host = Tensor(shape);
-    read_into(file, name, host);
+    gguf::dequantize_into(info, {host.host<float>(), static_cast<std::size_t>(host.numel())});
   } else {
-    host = host_tensor(gguf::dequantize(checked_tensor(file, name, shape)), shape, dtype);
+    host = host_tensor(gguf::dequantize(info), shape, dtype);
   }
   return device.is_cpu() ? host : host.to(device);
 }
@@ -82,28 +83,34 @@ LlamaWeights load_weights(const gguf::GgufFile& file, const LlamaConfig& c,
   // inside a large buffer on huge pages, which then cover ~89% of a layer's weights instead of
   // ~40%. Nothing else changes: each matrix is still a [out, in] tensor of its own.
   const bool one_buffer_per_layer = dev.is_cpu() && opt.dtype == DType::f32;
+  struct Matrix {
+    const char* name;
+    int64_t out, in;
+    std::unique_ptr<Linear> LayerWeights::*slot;
+  };
+  const Matrix matrices[] = {{"attn_q.weight", qw, d, &LayerWeights::wq},     {"attn_k.weight", kvw, d, &LayerWeights::wk},
+                             {"attn_v.weight", kvw, d, &LayerWeights::wv},    {"attn_output.weight", d, qw, &LayerWeights::wo},
+                             {"ffn_gate.weight", F, d, &LayerWeights::w_gate}, {"ffn_up.weight", F, d, &LayerWeights::w_up},
+                             {"ffn_down.weight", d, F, &LayerWeights::w_down}};
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string p = fmt::format("blk.{}.", l);
-    Tensor buffer;
-    int64_t used = 0;  // floats of the buffer handed out so far
-    if (one_buffer_per_layer) buffer = Tensor({2 * qw * d + 2 * kvw * d + 3 * F * d});  // q, o; k, v; gate, up, down
-    const auto linear = [&](const std::string& name, int64_t out, int64_t in) -> std::unique_ptr<Linear> {
-      if (!one_buffer_per_layer) return read_linear(file, p + name, out, in, opt);
-      Tensor weight = buffer.rows(used, out * in).reshape({out, in});
-      used += out * in;
-      read_into(file, p + name, weight);
-      return std::make_unique<DenseLinear>(weight);
-    };
     LayerWeights L;
     L.attn_norm = read_tensor(file, p + "attn_norm.weight", {d}, dev, DType::f32);
-    L.wq = linear("attn_q.weight", qw, d);
-    L.wk = linear("attn_k.weight", kvw, d);
-    L.wv = linear("attn_v.weight", kvw, d);
-    L.wo = linear("attn_output.weight", d, qw);
     L.ffn_norm = read_tensor(file, p + "ffn_norm.weight", {d}, dev, DType::f32);
-    L.w_gate = linear("ffn_gate.weight", F, d);
-    L.w_up = linear("ffn_up.weight", F, d);
-    L.w_down = linear("ffn_down.weight", d, F);
+    if (!one_buffer_per_layer) {
+      for (const Matrix& m : matrices) L.*m.slot = read_linear(file, p + m.name, m.out, m.in, opt);
+    } else {
+      int64_t floats = 0;  // every shape is checked against the file before anything is allocated
+      for (const Matrix& m : matrices) floats += static_cast<int64_t>(checked_tensor(file, p + m.name, {m.out, m.in}).n_elements);
+      const Tensor buffer({floats});
+      int64_t used = 0;  // floats of the buffer handed out so far
+      for (const Matrix& m : matrices) {
+        Tensor weight = buffer.rows(used, m.out * m.in).reshape({m.out, m.in});
+        used += m.out * m.in;
+        read_into(file, p + m.name, weight);
+        L.*m.slot = std::make_unique<DenseLinear>(weight);
+      }
+    }
     w.layers.push_back(std::move(L));
   }
   return w;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -21,6 +22,7 @@
 #include "teacher_labels.hpp"
 #include "test_support.hpp"
 #include "tiny_model.hpp"
+#include "tensor/memory.hpp"
 
 using namespace infer;
 using namespace infer::train;
@@ -119,6 +121,33 @@ TEST_CASE("lib's loader puts a layer's seven matrices one after another in one b
       next = at + dense->weight().nbytes();
     }
   }
+}
+
+TEST_CASE("lib's loader checks a layer's shapes against the file before it allocates the layer (tiny model)", "[training]") {
+  // The file says the MLP is 2^24 wide (the largest width config.cpp accepts) while its tensors
+  // are 24 wide: the loader must refuse it from the shapes, not first take the 3 GB buffer that
+  // such a layer would need.
+  Student<float> s = Student<float>::random(infer::test::tiny_llama(2), 9, 0.5);
+  TempFile file("ch08_tiny_wide", ".gguf");
+  write_student_gguf(file.path, s);
+  std::vector<uint8_t> bytes = read_bytes(file.path);
+  const std::string key = "llama.feed_forward_length";
+  const auto at = std::search(bytes.begin(), bytes.end(), key.begin(), key.end());
+  REQUIRE(at != bytes.end());
+  const auto value = static_cast<std::size_t>(at - bytes.begin()) + key.size() + 4;  // after the u32 type tag
+  REQUIRE(value + 4 <= bytes.size());
+  const uint32_t wide = 1u << 24;
+  std::memcpy(&bytes[value], &wide, 4);
+  {
+    std::ofstream out(file.path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  const gguf::GgufFile f = gguf::GgufFile::open(file.path);
+  REQUIRE(f.get_uint(key) == wide);
+  reset_peak_memory(Device::cpu());
+  const int64_t before = memory_stats(Device::cpu()).current_bytes;
+  CHECK_THROWS_WITH(load_llama(f), Catch::Contains("ffn_gate.weight") && Catch::Contains("expected"));
+  CHECK(memory_stats(Device::cpu()).peak_bytes - before < (int64_t{64} << 20));
 }
 
 TEST_CASE("the full-depth student copied from the teacher gives the teacher's logits", "[training][model]") {
