@@ -55,7 +55,6 @@ class PackedLinear : public Linear {
   const uint8_t* data() const { return static_cast<const uint8_t*>(bytes_->data()) + offset_; }  // on device()
 
  private:
-
   PackedFormat format_;
   Activations activations_;
   int64_t rows_ = 0, cols_ = 0;

@@ -526,7 +526,9 @@ const TensorInfo& GgufFile::tensor(std::string_view name) const {
   return *t;
 }
 
-void dequantize_into(const TensorInfo& tensor, std::span<float> out) {
+namespace {
+// Throws unless this library can turn the tensor's bytes into floats.
+void check_dequantizable(const TensorInfo& tensor) {
   const auto tr = type_traits(static_cast<uint32_t>(tensor.type));
   if (!tr || !tr->can_dequantize) {
     throw GgufError("tensor '" + tensor.name + "' has type " +
@@ -534,6 +536,11 @@ void dequantize_into(const TensorInfo& tensor, std::span<float> out) {
                     ", which this library cannot dequantize");
   }
   if (tensor.data == nullptr) throw GgufError("tensor '" + tensor.name + "' has no data");
+}
+}  // namespace
+
+void dequantize_into(const TensorInfo& tensor, std::span<float> out) {
+  check_dequantizable(tensor);
   if (out.size() != tensor.n_elements)
     throw std::invalid_argument("dequantize_into: " + std::to_string(out.size()) + " values for tensor '" + tensor.name +
                                 "' of " + std::to_string(tensor.n_elements));
@@ -541,6 +548,7 @@ void dequantize_into(const TensorInfo& tensor, std::span<float> out) {
 }
 
 std::vector<float> dequantize(const TensorInfo& tensor) {
+  check_dequantizable(tensor);  // before allocating
   std::vector<float> out(tensor.n_elements);
   dequantize_into(tensor, out);
   return out;
