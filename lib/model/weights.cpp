@@ -39,10 +39,10 @@ const gguf::TensorInfo& checked_tensor(const gguf::GgufFile& file, const std::st
   return info;
 }
 
-// Dequantizes tensor `name` to fp32 straight into `dst` (f32 on the host, of the tensor's shape):
+// Dequantizes a (checked) tensor to fp32 straight into `dst` (f32 on the host, of its shape):
 // the file's bytes are decoded once, into the memory the model keeps.
-void read_into(const gguf::GgufFile& file, const std::string& name, Tensor& dst) {
-  gguf::dequantize_into(checked_tensor(file, name, dst.shape()), {dst.host<float>(), static_cast<std::size_t>(dst.numel())});
+void read_into(const gguf::TensorInfo& info, Tensor& dst) {
+  gguf::dequantize_into(info, {dst.host<float>(), static_cast<std::size_t>(dst.numel())});
 }
 
 // Reads one tensor, dequantizes it to fp32 and places it on the device in `dtype`.
@@ -52,7 +52,7 @@ Tensor read_tensor(const gguf::GgufFile& file, const std::string& name, const Sh
   Tensor host;
   if (dtype == DType::f32) {
     host = Tensor(shape);
-    gguf::dequantize_into(info, {host.host<float>(), static_cast<std::size_t>(host.numel())});
+    read_into(info, host);
   } else {
     host = host_tensor(gguf::dequantize(info), shape, dtype);
   }
@@ -100,14 +100,19 @@ LlamaWeights load_weights(const gguf::GgufFile& file, const LlamaConfig& c,
     if (!one_buffer_per_layer) {
       for (const Matrix& m : matrices) L.*m.slot = read_linear(file, p + m.name, m.out, m.in, opt);
     } else {
-      int64_t floats = 0;  // every shape is checked against the file before anything is allocated
-      for (const Matrix& m : matrices) floats += static_cast<int64_t>(checked_tensor(file, p + m.name, {m.out, m.in}).n_elements);
+      std::vector<const gguf::TensorInfo*> infos;  // every shape checked before anything is allocated
+      int64_t floats = 0;
+      for (const Matrix& m : matrices) {
+        infos.push_back(&checked_tensor(file, p + m.name, {m.out, m.in}));
+        floats += m.out * m.in;
+      }
       const Tensor buffer({floats});
       int64_t used = 0;  // floats of the buffer handed out so far
-      for (const Matrix& m : matrices) {
+      for (std::size_t i = 0; i < infos.size(); ++i) {
+        const Matrix& m = matrices[i];
         Tensor weight = buffer.rows(used, m.out * m.in).reshape({m.out, m.in});
         used += m.out * m.in;
-        read_into(file, p + m.name, weight);
+        read_into(*infos[i], weight);
         L.*m.slot = std::make_unique<DenseLinear>(weight);
       }
     }

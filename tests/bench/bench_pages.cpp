@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -142,37 +143,37 @@ int main(int argc, char** argv) {
 
   struct Case {
     std::string name;
-    bool packed;
-    PackedFormat format;
+    std::optional<PackedFormat> format;  // none: fp32
+    bool packed() const { return format.has_value(); }
   };
-  const Case cases[] = {{"fp32 (a buffer per layer)", false, PackedFormat::q8_0},
-                        {"Q8_0 · int8 x (one buffer)", true, PackedFormat::q8_0},
-                        {"Q4_1 · int8 x (one buffer)", true, PackedFormat::q4_1},
-                        {"NF4 · int8 x (one buffer)", true, PackedFormat::nf4}};
+  const Case cases[] = {{"fp32 (a buffer per layer)", std::nullopt},
+                        {"Q8_0 · int8 x (one buffer)", PackedFormat::q8_0},
+                        {"Q4_1 · int8 x (one buffer)", PackedFormat::q4_1},
+                        {"NF4 · int8 x (one buffer)", PackedFormat::nf4}};
   for (const Case& c : cases) {
     std::vector<PackedMatrix> packed;  // one per matrix of a layer
-    if (c.packed)
+    if (c.packed())
       for (int j = 0; j < 7; ++j)
-        packed.push_back(scheme_for(c.format)->quantize(values[static_cast<std::size_t>(j)], kLayer[j].rows, kLayer[j].cols));
+        packed.push_back(scheme_for(*c.format)->quantize(values[static_cast<std::size_t>(j)], kLayer[j].rows, kLayer[j].cols));
     auto size = [&](int i) {
       const MatrixShape s = shape(i);
-      return c.packed ? packed[static_cast<std::size_t>(i % 7)].bytes.size() : static_cast<std::size_t>(s.rows * s.cols) * 4;
+      return c.packed() ? packed[static_cast<std::size_t>(i % 7)].bytes.size() : static_cast<std::size_t>(s.rows * s.cols) * 4;
     };
     auto fill = [&](int i, uint8_t* dst) {
-      if (c.packed)
+      if (c.packed())
         std::memcpy(dst, packed[static_cast<std::size_t>(i % 7)].bytes.data(), size(i));
       else
         std::memcpy(dst, values[static_cast<std::size_t>(i % 7)].data(), size(i));
     };
-    const Weights huge = build(layers, c.packed, false, size, fill);
-    const Weights small = build(layers, c.packed, true, size, fill);
+    const Weights huge = build(layers, c.packed(), false, size, fill);
+    const Weights small = build(layers, c.packed(), true, size, fill);
 
     auto step = [&](const Weights& w) {
       return [&w, &c, &x, &y, &shape, count] {
         for (int i = 0; i < count; ++i) {
           const MatrixShape s = shape(i);
-          if (c.packed)
-            packed_matmul_cpu(c.format, w.matrices[static_cast<std::size_t>(i)], s.rows, s.cols, x.data(), 1, y.data(),
+          if (c.packed())
+            packed_matmul_cpu(*c.format, w.matrices[static_cast<std::size_t>(i)], s.rows, s.cols, x.data(), 1, y.data(),
                               Activations::int8);
           else
             cpu::matmul_small_n(1, static_cast<int>(s.rows), static_cast<int>(s.cols),
