@@ -122,14 +122,7 @@ int main(int argc, char** argv) {
     BandwidthResult bw;  // timed in turn with the models
     const std::vector<SpeedRow> rows = measure_speed(m.model, m.tokenizer, kernels, s, bw);
     fmt::print("{} threads, read bandwidth {:.2f} GB/s (timed in the same rounds)\n\n", num_threads(), bw.bytes_per_second / 1e9);
-    figures["machine"] = {{"threads", num_threads()}, {"read_bandwidth_bytes_per_s", bw.bytes_per_second}};
-    for (const SpeedRow& r : rows)
-      figures["speed"].push_back({{"scheme", r.scheme}, {"flag", r.flag}, {"activations", r.activations},
-                                  {"model_bytes", r.model_bytes},
-                                  {"bits_per_weight", r.bits_per_weight}, {"bytes_per_token", r.bytes_per_token},
-                                  {"decode_seconds", r.decode_seconds}, {"prefill_seconds", r.prefill_seconds},
-                                  {"context", s.context}, {"prefill_tokens", s.prefill_tokens},
-                                  {"rounds", s.rounds}, {"decode_steps", s.decode_steps}});
+    speed_figures(rows, s, bw, figures);
     save_record(record, o, nullptr);
     const Table speed = speed_table(rows, s, bw);
     speed.print();

@@ -157,17 +157,23 @@ Table speed_table(const std::vector<SpeedRow>& rows, const SpeedOptions& o, cons
   return t;
 }
 
-void speed_tables(LoadedModel& m, const CommonOptions& o, const SpeedOptions& s, nlohmann::json& figures) {
-  BandwidthResult bw;
-  const std::vector<SpeedRow> rows = measure_speed(m.model, m.tokenizer, every_packed_kernel(), s, bw);
-  speed_table(rows, s, bw).emit(o.csv_path);
+void speed_figures(const std::vector<SpeedRow>& rows, const SpeedOptions& s, const BandwidthResult& bw,
+                   nlohmann::json& figures) {
   figures["machine"] = {{"threads", num_threads()}, {"read_bandwidth_bytes_per_s", bw.bytes_per_second}};
   for (const SpeedRow& r : rows)
     figures["speed"].push_back({{"scheme", r.scheme}, {"flag", r.flag}, {"activations", r.activations},
                                 {"model_bytes", r.model_bytes},
                                 {"bits_per_weight", r.bits_per_weight}, {"bytes_per_token", r.bytes_per_token},
                                 {"decode_seconds", r.decode_seconds}, {"prefill_seconds", r.prefill_seconds},
-                                {"context", s.context}, {"prefill_tokens", s.prefill_tokens}});
+                                {"context", s.context}, {"prefill_tokens", s.prefill_tokens},
+                                {"rounds", s.rounds}, {"decode_steps", s.decode_steps}});
+}
+
+void speed_tables(LoadedModel& m, const CommonOptions& o, const SpeedOptions& s, nlohmann::json& figures) {
+  BandwidthResult bw;
+  const std::vector<SpeedRow> rows = measure_speed(m.model, m.tokenizer, every_packed_kernel(), s, bw);
+  speed_table(rows, s, bw).emit(o.csv_path);
+  speed_figures(rows, s, bw, figures);
 }
 
 }  // namespace infer::quant

@@ -63,6 +63,11 @@ std::vector<SpeedRow> measure_speed(Llama& model, const Tokenizer& tokenizer, co
 // count it was measured at.
 Table speed_table(const std::vector<SpeedRow>& rows, const SpeedOptions& options, const BandwidthResult& bandwidth);
 
+// The run's machine and rows as a JSON record (figures["machine"], figures["speed"]): what the
+// course report and compare_llama_cpp.py read.
+void speed_figures(const std::vector<SpeedRow>& rows, const SpeedOptions& options, const BandwidthResult& bandwidth,
+                   nlohmann::json& figures);
+
 // ch06_quantization --speed: measures the bandwidth and every format's speed, prints the table.
 void speed_tables(LoadedModel& m, const CommonOptions& o, const SpeedOptions& s, nlohmann::json& figures);
 
