@@ -378,7 +378,7 @@ std::string cached_range(const std::vector<int64_t>& cached, std::size_t first, 
 
 // What the requests found in the prefix cache, as measured: the first finds nothing, one with a
 // new question finds the system prompt's full blocks, and one that repeats a question can also
-// find the full blocks that hold the question's start (only full blocks are ever shared).
+// find the full blocks that hold the question's start (the prefix cache keeps full blocks only).
 std::string prefix_hits_note(const std::vector<int64_t>& cached, int64_t system_blocks) {
   const std::size_t n = cached.size();
   const std::size_t questions = std::min(n, workload_prompts().size());
