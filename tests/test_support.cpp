@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 namespace infer::test {
 

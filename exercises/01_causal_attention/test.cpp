@@ -1,7 +1,7 @@
 // Grades exercise 01 against the library's attention (tensor/ops.hpp).
 #include <cmath>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "attention_exercise.hpp"
 #include "tensor/ops.hpp"

@@ -6,7 +6,7 @@
 #include <iostream>
 #include <numeric>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <fmt/format.h>
 
 #include "naive_generate.hpp"  // chapter 01: NoCache

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <iostream>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <fmt/format.h>
 
 #include "app/cli.hpp"

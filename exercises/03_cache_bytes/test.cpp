@@ -2,7 +2,7 @@
 // against chapter 03's GQA formula where the two must agree.
 #include <iostream>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <fmt/format.h>
 
 #include "cache_bytes.hpp"

@@ -5,7 +5,7 @@
 #include <memory>
 #include <numeric>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <fmt/format.h>
 
 #include "evaluation.hpp"   // chapter 03: evaluate_text, greedy_agreement

@@ -2,7 +2,7 @@
 // continuous batching, simulated with the measured step costs.
 #include <iostream>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <fmt/format.h>
 
 #include "shortest_job_first.hpp"

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <memory>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <fmt/format.h>
 
 #include "budget_scheduler.hpp"

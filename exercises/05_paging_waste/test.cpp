@@ -3,7 +3,7 @@
 #include <iostream>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <fmt/format.h>
 
 #include "grouped_kv_cache.hpp"  // chapter 03: kv_bytes_per_token

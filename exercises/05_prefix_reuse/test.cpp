@@ -3,7 +3,7 @@
 #include <iostream>
 #include <numeric>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <fmt/format.h>
 
 #include "prefix_reuse.hpp"

@@ -5,7 +5,7 @@
 #include <random>
 #include <set>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <fmt/format.h>
 
 #include "absmax.hpp"  // chapter 06: symmetric INT4

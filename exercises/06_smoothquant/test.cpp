@@ -5,7 +5,7 @@
 #include <iostream>
 #include <random>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <fmt/format.h>
 
 #include "absmax.hpp"  // chapter 06: INT8 absmax quantization

@@ -7,7 +7,7 @@
 #include <iostream>
 #include <random>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 

@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <fmt/format.h>
 
 #include "reverse_kl.hpp"

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <fmt/format.h>
 
 #include "rmsnorm_backward.hpp"

@@ -12,6 +12,7 @@
 #include "measure/table.hpp"
 #include "measure/timing.hpp"
 #include "tensor/ops.hpp"
+#include "tensor/simd_target.hpp"
 
 namespace infer {
 
@@ -95,10 +96,10 @@ LoadedModel load_model(const CommonOptions& o, DType weight_dtype) {
   LlamaWeights weights = load_weights(file, config, {device, weight_dtype});
   const std::size_t bytes = weights.bytes_held();
   LoadedModel m{std::move(file), std::move(tokenizer), Llama(config, std::move(weights), device), clock.seconds()};
-  fmt::print(stderr, "loaded {} in {}: {}; weights {} as {} on {}, {} threads\n",
+  fmt::print(stderr, "loaded {} in {}: {}; weights {} as {} on {}, {} threads, {} kernels\n",
              std::filesystem::path(o.model_path).filename().string(), format_seconds(m.load_seconds),
              config.describe(), format_bytes(static_cast<double>(bytes)), dtype_name(weight_dtype),
-             device.name(), num_threads());
+             device.name(), num_threads(), simd::target_name());
   return m;
 }
 

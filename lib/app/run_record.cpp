@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "measure/atomic_file.hpp"
+#include "tensor/simd_target.hpp"
 #include "tokenizer/utf8.hpp"
 
 namespace infer {
@@ -161,7 +162,8 @@ nlohmann::json RunRecord::to_json() const {
                       {"settings", settings_json(settings)},
                       {"prompt_ids", prompt_ids},
                       {"steps", steps_json},
-                      {"figures", figures}};
+                      {"figures", figures},
+                      {"simd", simd::target_name()}};  // the kernels this run chose (tensor/simd_target.hpp)
   put_text(j, "prompt", prompt);
   put_text(j, "text", text);
   return j;

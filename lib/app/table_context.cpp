@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include "tensor/ops.hpp"  // num_threads
+#include "tensor/simd_target.hpp"
 
 namespace infer {
 
 std::string machine_line(const BandwidthResult& bw) {
-  return fmt::format("{} threads, read bandwidth {:.1f} GB/s", num_threads(), bw.bytes_per_second / 1e9);
+  return fmt::format("{} threads, {} kernels, read bandwidth {:.1f} GB/s", num_threads(), simd::target_name(),
+                     bw.bytes_per_second / 1e9);
 }
 
 }  // namespace infer

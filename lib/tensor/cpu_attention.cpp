@@ -30,10 +30,14 @@
 // same bits whether its rows are contiguous or spread over blocks of a paged cache.
 #include "tensor/cpu_attention.hpp"
 
+//
+// SIMD: the file is compiled once per SIMD target (Highway's foreach_target.h) and each call
+// runs the best one this CPU has (tensor/simd_target.hpp); a process uses one target throughout.
+
 // GCC 12's AVX-512 intrinsics start from a placeholder register initialised from itself
 // (`__m512 __Y = __Y;` in its avx512fintrin.h), which its own -Wmaybe-uninitialized reports
-// wherever xsimd's functions are inlined. The warning is about the compiler's header, not this
-// file; it must be silenced before that header is read.
+// wherever they are inlined. The warning is about the compiler's header, not this file; it must
+// be silenced before that header is read.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
@@ -42,25 +46,28 @@
 #include <array>
 #include <cmath>
 #include <limits>
-#include <type_traits>
 #include <vector>
 
-#include <xsimd/xsimd.hpp>
-#if defined(__AVX__)
-#include <immintrin.h>
-#endif
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "tensor/cpu_attention.cpp"
+#include <hwy/foreach_target.h>  // this file again, once per SIMD target
+#include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>  // Exp
 
-#include "tensor/load_piece.hpp"
+#include "tensor/load_piece-inl.h"
+#include "tensor/simd_target.hpp"
 #include "tensor/thread_pool.hpp"
 
-namespace infer::cpu {
+HWY_BEFORE_NAMESPACE();
+namespace infer::cpu::HWY_NAMESPACE {
 namespace {
 
+namespace hn = hwy::HWY_NAMESPACE;
 // One SIMD register of floats: eight lanes wherever the CPU has them (AVX2, and also on AVX-512
-// machines, so that both kinds run the same instructions), else what it has.
-using Batch8 = xsimd::make_sized_batch_t<float, 8>;
-using Batch = std::conditional_t<std::is_void_v<Batch8>, xsimd::batch<float>, Batch8>;
-constexpr int64_t kWidth = Batch::size;
+// machines, so that both kinds run the same instructions), else what it has (4 on SSE4, NEON).
+using D = hn::CappedTag<float, 8>;
+using Batch = hn::Vec<D>;
+constexpr int64_t kWidth = static_cast<int64_t>(hn::MaxLanes(D()));
 constexpr int64_t kQueryBlock = 16;  // queries per work item (× G rows)
 constexpr int kKeyTile = kWidth / 2;  // keys two query rows take at a time: 2 × kKeyTile sums, one register of results
 constexpr int64_t kValueBlock = 32;  // value rows every row of a work item takes before the next ones
@@ -94,8 +101,18 @@ inline void prefetch_rows(const std::vector<const float*>& rows, int64_t j0, int
 
 // kWidth partial sums (one register each) summed across their lanes at once: lane n of the
 // result is the sum of acc[n]'s lanes, by one fixed tree (with eight lanes ((l0 + l1) + (l2 + l3))
-// + ((l4 + l5) + (l6 + l7))) whatever the other registers hold.
-inline Batch sum_lanes(const Batch* acc) { return xsimd::haddp(acc); }
+// + ((l4 + l5) + (l6 + l7))) whatever the other registers hold. Each round adds neighbouring
+// lanes of two registers into one (their even lanes plus their odd lanes, side by side), so
+// kWidth registers become kWidth / 2, then kWidth / 4, … then one.
+HWY_INLINE Batch sum_lanes(const Batch* acc) {
+  const D d;
+  Batch v[kWidth];
+  for (int64_t n = 0; n < kWidth; ++n) v[n] = acc[n];
+  for (int64_t count = kWidth; count > 1; count /= 2)
+    for (int64_t i = 0; i < count / 2; ++i)  // v[2i], v[2i + 1] → v[i]: reads ahead of writes
+      v[i] = hn::Add(hn::ConcatEven(d, v[2 * i + 1], v[2 * i]), hn::ConcatOdd(d, v[2 * i + 1], v[2 * i]));
+  return v[0];
+}
 
 // s[r · s_stride + n] = q_r · k_n · scale for R query rows and N keys (R·N ≤ kWidth), over d
 // floats. Each sum runs in kWidth lanes down the row (one register per (row, key)), then across
@@ -106,26 +123,27 @@ template <int R, int N>
 inline void dot_keys(const float* const* q, const float* const* keys, int64_t d, float scale, float* s,
                      int64_t s_stride) {
   static_assert(R * N <= kWidth);
+  const D df;
   Batch acc[kWidth];
-  for (int64_t n = 0; n < kWidth; ++n) acc[n] = Batch(0.0f);
+  for (int64_t n = 0; n < kWidth; ++n) acc[n] = hn::Zero(df);
   const float* k[N];
   for (int n = 0; n < N; ++n) k[n] = keys[n];
   int64_t i = 0;
   for (; i + kWidth <= d; i += kWidth) {
     Batch qi[R];
-    for (int r = 0; r < R; ++r) qi[r] = load_piece<N, Batch>(q[r] + i);  // used by N keys
+    for (int r = 0; r < R; ++r) qi[r] = load_piece<N>(df, q[r] + i);  // used by N keys
     for (int n = 0; n < N; ++n) {
-      const Batch kn = load_piece<R, Batch>(k[n] + i);  // used by R rows: kept in its register
-      for (int r = 0; r < R; ++r) acc[r * N + n] = xsimd::fma(qi[r], kn, acc[r * N + n]);
+      const Batch kn = load_piece<R>(df, k[n] + i);  // used by R rows: kept in its register
+      for (int r = 0; r < R; ++r) acc[r * N + n] = hn::MulAdd(qi[r], kn, acc[r * N + n]);
     }
   }
   alignas(64) float sums[kWidth];
   if (i == d) {  // no tail (D a multiple of the width): scale all the sums at once
-    (sum_lanes(acc) * Batch(scale)).store_aligned(sums);
+    hn::Store(hn::Mul(sum_lanes(acc), hn::Set(df, scale)), df, sums);
     for (int r = 0; r < R; ++r) std::copy_n(sums + r * N, N, s + r * s_stride);
     return;
   }
-  sum_lanes(acc).store_aligned(sums);
+  hn::Store(sum_lanes(acc), df, sums);
   for (int r = 0; r < R; ++r)
     for (int n = 0; n < N; ++n) {
       float sum = sums[r * N + n];
@@ -145,20 +163,21 @@ inline void dot_keys(const float* const* q, const float* const* keys, int64_t d,
 template <int R, int C>
 inline void add_values_piece(float* const* out, const float* const* p, const float* const* values, int64_t n,
                              int64_t i) {
+  const D d;
   Batch o[R][C];
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) o[r][c] = Batch::load_unaligned(out[r] + i + c * kWidth);
+    for (int c = 0; c < C; ++c) o[r][c] = hn::LoadU(d, out[r] + i + c * kWidth);
   for (int64_t j = 0; j < n; ++j) {
     Batch pj[R];
-    for (int r = 0; r < R; ++r) pj[r] = Batch(p[r][j]);
+    for (int r = 0; r < R; ++r) pj[r] = hn::Set(d, p[r][j]);
     const float* v = values[j] + i;
     for (int c = 0; c < C; ++c) {
-      const Batch vc = load_piece<R, Batch>(v + c * kWidth);  // used by R rows: kept in its register
-      for (int r = 0; r < R; ++r) o[r][c] = xsimd::fma(pj[r], vc, o[r][c]);
+      const Batch vc = load_piece<R>(d, v + c * kWidth);  // used by R rows: kept in its register
+      for (int r = 0; r < R; ++r) o[r][c] = hn::MulAdd(pj[r], vc, o[r][c]);
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) o[r][c].store_unaligned(out[r] + i + c * kWidth);
+    for (int c = 0; c < C; ++c) hn::StoreU(o[r][c], d, out[r] + i + c * kWidth);
 }
 
 // out_r[0 … d) += Σ_j p_r[j] · v_j for R rows and n value rows: four registers of each row at a
@@ -175,43 +194,29 @@ inline void add_values(float* const* out, const float* const* p, const float* co
 }
 
 // kWidth running sums in double, one per lane of a Batch: lane l of every added register goes
-// to sum l. With AVX the eight sums are two registers of four doubles, converted straight from
-// the float register (one sum per lane in memory instead made every lane a store, a reload and
-// a scalar add, which cost more than the exponential).
+// to sum l. The float register's two halves are widened straight into two registers of doubles
+// (one sum per lane in memory instead made every lane a store, a reload and a scalar add, which
+// cost more than the exponential).
 class LaneSumsInDouble {
+  using DH = hn::Half<D>;                 // half a register of floats …
+  using DD = hn::Rebind<double, DH>;      // … as doubles: a whole register again
+
  public:
-#if defined(__AVX__)
-  static_assert(kWidth == 8, "two registers of four doubles");
-  void add(const Batch& e) {
-    const __m256 f = e;
-    low_ = _mm256_add_pd(low_, _mm256_cvtps_pd(_mm256_castps256_ps128(f)));   // lanes 0-3
-    high_ = _mm256_add_pd(high_, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));  // lanes 4-7
+  HWY_INLINE void add(Batch e) {
+    low_ = hn::Add(low_, hn::PromoteTo(DD(), hn::LowerHalf(DH(), e)));   // lanes 0 … kWidth/2 − 1
+    high_ = hn::Add(high_, hn::PromoteTo(DD(), hn::UpperHalf(DH(), e)));  // the rest
   }
   double total() const {  // the lanes' sums added in lane order
-    alignas(32) double lanes[8];
-    _mm256_store_pd(lanes, low_);
-    _mm256_store_pd(lanes + 4, high_);
-    return sum_in_order(lanes);
-  }
-
- private:
-  __m256d low_ = _mm256_setzero_pd(), high_ = _mm256_setzero_pd();
-#else
-  void add(const Batch& e) {
-    alignas(64) float f[kWidth];
-    e.store_aligned(f);
-    for (int64_t l = 0; l < kWidth; ++l) lanes_[l] += static_cast<double>(f[l]);
-  }
-  double total() const { return sum_in_order(lanes_.data()); }
-
- private:
-  std::array<double, kWidth> lanes_{};
-#endif
-  static double sum_in_order(const double* lanes) {
+    alignas(64) double lanes[kWidth];
+    hn::Store(low_, DD(), lanes);
+    hn::Store(high_, DD(), lanes + kWidth / 2);
     double sum = 0.0;
     for (int64_t l = 0; l < kWidth; ++l) sum += lanes[l];
     return sum;
   }
+
+ private:
+  hn::Vec<DD> low_ = hn::Zero(DD()), high_ = hn::Zero(DD());
 };
 
 // Turns one row of scores s[0 … n) into probabilities, in place:
@@ -219,28 +224,28 @@ class LaneSumsInDouble {
 // s has room for round_up(n, kWidth) floats: the padding is set to −inf, whose exp is 0, so
 // every step works on whole registers and the exponentials are vectorised.
 inline void softmax_row(float* s, int64_t n) {
+  const D d;
   const int64_t padded = round_up(n, kWidth);
   std::fill(s + n, s + padded, -std::numeric_limits<float>::infinity());
-  Batch max_lanes(-std::numeric_limits<float>::infinity());
-  for (int64_t j = 0; j < padded; j += kWidth) max_lanes = xsimd::max(max_lanes, Batch::load_unaligned(s + j));
-  std::array<float, kWidth> lanes;
-  max_lanes.store_unaligned(lanes.data());
-  const Batch max_score(*std::max_element(lanes.begin(), lanes.end()));
+  Batch max_lanes = hn::Set(d, -std::numeric_limits<float>::infinity());
+  for (int64_t j = 0; j < padded; j += kWidth) max_lanes = hn::Max(max_lanes, hn::LoadU(d, s + j));
+  const Batch max_score = hn::MaxOfLanes(d, max_lanes);  // in every lane
   // The sum in double (thousands of terms of very different sizes), one running sum per lane,
   // added up in lane order at the end.
   LaneSumsInDouble sums;
   for (int64_t j = 0; j < padded; j += kWidth) {
-    const Batch e = xsimd::exp(Batch::load_unaligned(s + j) - max_score);
-    e.store_unaligned(s + j);
+    const Batch e = hn::Exp(d, hn::Sub(hn::LoadU(d, s + j), max_score));
+    hn::StoreU(e, d, s + j);
     sums.add(e);
   }
-  const Batch inv_sum(static_cast<float>(1.0 / sums.total()));
-  for (int64_t j = 0; j < padded; j += kWidth) (Batch::load_unaligned(s + j) * inv_sum).store_unaligned(s + j);
+  const Batch inv_sum = hn::Set(d, static_cast<float>(1.0 / sums.total()));
+  for (int64_t j = 0; j < padded; j += kWidth) hn::StoreU(hn::Mul(hn::LoadU(d, s + j), inv_sum), d, s + j);
 }
 
 }  // namespace
 
-void attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, int64_t pos0, Tensor& out) {
+// One target's attention (cpu::attention below picks the target).
+void Attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, int64_t pos0, Tensor& out) {
   const int64_t n_queries = q.dim(0);
   const int64_t q_stride = q.dim(1);               // H·D floats per query
   const int64_t head_dim = q_stride / n_heads;     // D
@@ -333,6 +338,19 @@ void attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, i
   });
 }
 
+}  // namespace infer::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace infer::cpu {
+
+HWY_EXPORT(Attention);
+
+void attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, int64_t pos0, Tensor& out) {
+  simd::init();
+  HWY_DYNAMIC_DISPATCH(Attention)(q, kv, n_heads, n_kv_heads, pos0, out);
+}
+
 void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, int n_kv_heads, int64_t pos0,
                Tensor& out) {
   const std::array<const float*, 1> keys{k.host<float>()}, values{v.host<float>()};
@@ -340,3 +358,4 @@ void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, i
 }
 
 }  // namespace infer::cpu
+#endif  // HWY_ONCE

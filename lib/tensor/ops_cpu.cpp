@@ -14,13 +14,6 @@
 
 #include <cblas.h>
 
-// GCC 12's AVX-512 intrinsics trip its own -Wmaybe-uninitialized where xsimd's functions are
-// inlined (see cpu_attention.cpp); the warning is about the compiler's header, not this file.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <xsimd/xsimd.hpp>
-
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xview.hpp>
@@ -222,32 +215,7 @@ void rope(Tensor& x, int n_heads, std::span<const int32_t> positions, float thet
   });
 }
 
-// out = silu(gate) · up elementwise, silu(g) = g / (1 + e^−g). The exponentials are vectorised
-// (xsimd::exp, a register of floats at a time): std::exp is a library call per element, and a
-// decode step's 30 × 1 536 of them, spread over the threads in a region of their own, cost more
-// than the work. Every element goes through the same vector code, the last few through a padded
-// register, so its bits do not depend on where it sits or on how the threads split the work.
-void silu_mul(const Tensor& gate, const Tensor& up, Tensor& out) {
-  using Batch = xsimd::batch<float>;
-  constexpr int64_t kWidth = Batch::size;
-  const float* g = gate.host<float>();
-  const float* u = up.host<float>();
-  float* o = out.host<float>();  // may be gate itself: each element is read before it is written
-  const int64_t n = gate.numel();
-  const auto silu_times = [](const Batch& gv, const Batch& uv) { return gv / (1.0f + xsimd::exp(-gv)) * uv; };
-  parallel_for(n, (balanced_grain(n, 16384) + kWidth - 1) / kWidth * kWidth, [&](int64_t first, int64_t last) {
-    int64_t i = first;
-    for (; i + kWidth <= last; i += kWidth)
-      silu_times(Batch::load_unaligned(g + i), Batch::load_unaligned(u + i)).store_unaligned(o + i);
-    if (i < last) {  // fewer than kWidth left: through a zero-padded register
-      alignas(64) float gt[kWidth] = {}, ut[kWidth] = {}, ot[kWidth];
-      std::copy(g + i, g + last, gt);
-      std::copy(u + i, u + last, ut);
-      silu_times(Batch::load_aligned(gt), Batch::load_aligned(ut)).store_aligned(ot);
-      std::copy(ot, ot + (last - i), o + i);
-    }
-  });
-}
+// silu_mul: tensor/cpu_silu.cpp (compiled once per SIMD target).
 
 // x += y elementwise (the residual adds).
 void add_inplace(Tensor& x, const Tensor& y) {

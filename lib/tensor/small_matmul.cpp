@@ -1,5 +1,6 @@
-// The small-n matrix product of small_matmul.hpp, written with xsimd registers (xsimd::batch:
-// 16 floats on AVX-512, 8 on AVX2, chosen when compiling with -march=native).
+// The small-n matrix product of small_matmul.hpp, written with Highway's SIMD registers: 16
+// floats on AVX-512, 8 on AVX2, 4 on SSE4 and NEON. The file is compiled once per SIMD target
+// (foreach_target.h) and each call runs the best one this CPU has (tensor/simd_target.hpp).
 //
 // The work is cut into tiles of kTileW weight rows × kTileX activation rows. A tile keeps one
 // accumulator register per (weight row, activation row) and walks k one register of floats at a
@@ -11,20 +12,28 @@
 #include "tensor/small_matmul.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
 
-#include <xsimd/xsimd.hpp>
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "tensor/small_matmul.cpp"
+#include <hwy/foreach_target.h>  // this file again, once per SIMD target
+#include <hwy/highway.h>
 
-#include "tensor/load_piece.hpp"
+#include "tensor/load_piece-inl.h"
+#include "tensor/simd_target.hpp"
 #include "tensor/thread_pool.hpp"
 
-namespace infer::cpu {
+HWY_BEFORE_NAMESPACE();
+namespace infer::cpu::HWY_NAMESPACE {
 namespace {
 
-using Vec = xsimd::batch<float>;
-constexpr int kVec = static_cast<int>(Vec::size);  // floats in one register: the lanes of a sum
+namespace hn = hwy::HWY_NAMESPACE;
+using D = hn::ScalableTag<float>;  // a whole register of floats
+using Vec = hn::Vec<D>;
+constexpr int kVec = static_cast<int>(hn::MaxLanes(D()));  // floats in one register: the lanes of a sum
 // Tiles sized to the register file: kTileW · kTileX accumulators, plus one register per row of x
 // and one for the weight piece in use. On AVX2 (16 registers, the course machine) 4 × 3 uses all
 // sixteen: 12 multiply-adds for 7 loads. Loads, not multiply-adds, set a tile's pace here: timed
@@ -85,10 +94,10 @@ void tile_steps(const float* const (&w)[TW], const float* x0, int k, int i0, int
     if (ahead && (i & (ahead_every - 1)) == 0)  // a power of two: no division in the loop
       for (int a = 0; a < TW; ++a) __builtin_prefetch(ahead + at(a, k) + i);
     Vec xv[TX];
-    for (int b = 0; b < TX; ++b) xv[b] = load_piece<TW, Vec>(x[b] + i);
+    for (int b = 0; b < TX; ++b) xv[b] = load_piece<TW>(D(), x[b] + i);
     for (int a = 0; a < TW; ++a) {
-      const Vec wv = load_piece<TX, Vec>(w[a] + i);
-      for (int b = 0; b < TX; ++b) acc[a][b] = xsimd::fma(wv, xv[b], acc[a][b]);
+      const Vec wv = load_piece<TX>(D(), w[a] + i);
+      for (int b = 0; b < TX; ++b) acc[a][b] = hn::MulAdd(wv, xv[b], acc[a][b]);
     }
   }
   for (int a = 0; a < TW; ++a)
@@ -137,7 +146,7 @@ void weight_rows(int first, int last, int n, int m, int k, const float* w, const
       for (int a = 0; a < TW; ++a) __builtin_prefetch(ahead + at(a, k) + k - 1);
     Vec sums[kSmallN][TW];  // y[t, j + a] as kVec partial sums, for every row t of x
     for (int t = 0; t < n; ++t)
-      for (auto& sum : sums[t]) sum = Vec(0.0f);
+      for (auto& sum : sums[t]) sum = hn::Zero(D());
     for (int i0 = 0; i0 < whole; i0 += piece) {
       const int i1 = std::min(i0 + piece, whole);
       // Rows of x in tiles of kTileX; two left over go as one tile of 2 (for n = 5 and 8 that took
@@ -151,10 +160,10 @@ void weight_rows(int first, int last, int n, int m, int k, const float* w, const
       }
       for (; t < n; ++t) tile_steps<TW, 1>(wr, x + at(t, k), k, i0, i1, sums + t, ahead, every);
     }
-    // Each sum: its lanes added (xsimd::hadd), then the last k mod kVec products one by one.
+    // Each sum: its lanes added (SumOfLanes), then the last k mod kVec products one by one.
     for (int t = 0; t < n; ++t)
       for (int a = 0; a < TW; ++a) {
-        float sum = xsimd::hadd(sums[t][a]);
+        float sum = hn::GetLane(hn::SumOfLanes(D(), sums[t][a]));
         for (int i = whole; i < k; ++i) sum = std::fma(wr[a][i], x[at(t, k) + i], sum);  // the tail
         y[at(t, m) + j + a] = sum;
       }
@@ -180,13 +189,28 @@ void split_weight_rows(int n, int m, int k, const float* w, const float* x, floa
 
 }  // namespace
 
-void matmul_small_n(int n, int m, int k, const float* w, const float* x, float* y) {
-  if (n > kSmallN)
-    throw std::invalid_argument("matmul_small_n: more than " + std::to_string(kSmallN) + " rows of x");
-  if (n <= 0) return;
+// One target's product (matmul_small_n below checks n and picks the target).
+void MatmulSmallN(int n, int m, int k, const float* w, const float* x, float* y) {
   // The tile's width changes only which rows are computed together, never a sum's order.
   if (n == 1) split_weight_rows<kDecodeTileW, kDecodePrefetch>(n, m, k, w, x, y);
   else split_weight_rows<kTileW, true>(n, m, k, w, x, y);
 }
 
+}  // namespace infer::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace infer::cpu {
+
+HWY_EXPORT(MatmulSmallN);
+
+void matmul_small_n(int n, int m, int k, const float* w, const float* x, float* y) {
+  if (n > kSmallN)
+    throw std::invalid_argument("matmul_small_n: more than " + std::to_string(kSmallN) + " rows of x");
+  if (n <= 0) return;
+  simd::init();
+  HWY_DYNAMIC_DISPATCH(MatmulSmallN)(n, m, k, w, x, y);
+}
+
 }  // namespace infer::cpu
+#endif  // HWY_ONCE

@@ -130,13 +130,13 @@ def build_dir_of(binary):
 
 def our_build_line(binary):
     build = build_dir_of(binary)
-    native = "?"
+    arch = "?"
     if build:
         with open(os.path.join(build, "CMakeCache.txt")) as f:
             for line in f:
-                if line.startswith("INFER_NATIVE:"):
-                    native = "-march=native" if line.strip().endswith(("ON", "1", "TRUE")) else "no -march=native"
-    return f"ours: {os.path.relpath(binary, ROOT)} ({native})"
+                if line.startswith("INFER_ARCH:"):
+                    arch = "INFER_ARCH=" + line.strip().split("=", 1)[1]
+    return f"ours: {os.path.relpath(binary, ROOT)} ({arch})"
 
 
 def run_ours(args, f32, extra):

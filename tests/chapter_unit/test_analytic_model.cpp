@@ -3,7 +3,7 @@
 // split over several cards, against values worked out by hand here.
 #include <cmath>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "analytic_model.hpp"
 

@@ -7,7 +7,7 @@
 //     table lists is a leak; a listed block with refcount 0 is a use after free);
 // and, through values written into the blocks, that sharing and copy-on-write never let one
 // sequence see another's writes.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <algorithm>
 #include <map>

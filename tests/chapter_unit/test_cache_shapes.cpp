@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "cache_shapes.hpp"
 #include "grouped_kv_cache.hpp"  // kv_bytes_per_token

@@ -10,7 +10,7 @@
 //    m the q4_1 block's offset (0 for the other formats).
 // 4. Where the int8 path does not apply (n ≥ 32, formats without the kernel) packed_matmul_cpu
 //    with Activations::int8 returns the fp32 path's bits.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <cmath>
 #include <cstdint>

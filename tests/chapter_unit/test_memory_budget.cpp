@@ -1,6 +1,6 @@
 // Chapter 06's memory budget (chapters/06_quantization/tables/memory_budget.hpp): the arithmetic of the
 // "what fits" tables against values worked out by hand here, from the released shapes.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <cstdint>
 #include <string>

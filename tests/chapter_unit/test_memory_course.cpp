@@ -1,7 +1,7 @@
 // Chapter 06's memory budget in the course's own setting (memory_budget.hpp): the grouped-query
 // 7B shape beside Llama-2-7B, the course's quoted token counts, and the reserve they imply —
 // against values worked out by hand here.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <algorithm>
 #include <string>

@@ -11,7 +11,7 @@
 // The shapes (tests/packed_test_data.hpp) include odd column counts, where 4-bit rows start in
 // the middle of a byte and groups of 128 (blocks of 64) span rows, and tails of fewer than 8
 // columns.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <algorithm>
 #include <cmath>

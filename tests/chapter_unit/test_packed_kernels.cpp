@@ -8,7 +8,7 @@
 // order of its fp32 sums, so |y − y_ref| ≤ 1e-5 · Σ_c |x_c · ŵ_c| (fp32 round-off over at most
 // a few thousand terms; the bound is ~50× what fp32 summation of these lengths can lose in
 // the worst case seen). The embedding lookup (gather_rows) must equal dequantize() bit for bit.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <cmath>
 #include <cstdint>

@@ -3,7 +3,7 @@
 // weight, the Q8_0/Q4_1 blocks against lib/gguf's dequantizer (the model loader's), and the NF4
 // levels against the published table and the recipe that produced it; asymmetric INT4 and the
 // fp16 / bf16 / fp8 (E4M3) roundings against values worked by hand.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <algorithm>
 #include <cmath>

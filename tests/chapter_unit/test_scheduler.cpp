@@ -4,7 +4,7 @@
 // request takes part in, so a test can see that every request got its own rows and nobody
 // else's. It also records what a real engine would care about: which requests hold a slot, and
 // how many at most.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <algorithm>
 #include <map>

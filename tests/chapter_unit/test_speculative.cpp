@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "analytic.hpp"
 #include "measure.hpp"

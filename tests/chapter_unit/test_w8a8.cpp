@@ -1,7 +1,7 @@
 // Chapter 06's 8-bit activations (w8a8.hpp) and SmoothQuant's scale migration (smoothing.hpp):
 // the per-token rounding and the smoothing factors against values worked by hand, the layer exact
 // where both operands sit on their int8 grids, and the calibration pass on a tiny random model.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <cmath>
 #include <memory>

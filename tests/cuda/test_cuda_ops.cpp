@@ -19,7 +19,7 @@
 // This file has its own main: without a usable GPU it prints "skipped: no CUDA device (...)"
 // and returns 77, which CTest (SKIP_RETURN_CODE 77) reports as skipped.
 #define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <cmath>
 #include <cstdint>

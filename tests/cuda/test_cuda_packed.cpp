@@ -18,7 +18,7 @@
 // tests/chapter_unit/test_packed_decode.cpp. Without a usable GPU this executable prints
 // "skipped: no CUDA device (...)" and returns 77, which CTest reports as skipped.
 #define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <cmath>
 #include <cstdint>

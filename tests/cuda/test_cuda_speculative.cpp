@@ -7,7 +7,7 @@
 // Needs the default model; without a usable GPU it prints "skipped: no CUDA device (...)" and
 // returns 77, which CTest reports as skipped.
 #define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <filesystem>
 #include <memory>

@@ -11,7 +11,7 @@
 // with an F32 key/value cache; its default F16 cache alone moves logits by ~2e-2).
 #include <fstream>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "03_gqa/evaluation.hpp"
 

@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <fmt/format.h>
 
 #include "cached_generate.hpp"

@@ -14,7 +14,7 @@
 // run multiplies vectors: the products are summed in different orders, which moves logits in
 // their last bits (chapter 02's stage test measures ~1e-6 relative) but not the argmax unless two
 // logits nearly tie; the test reports the first request and step that differ if one ever does.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <fmt/format.h>
 
 #include "batch_decode.hpp"

@@ -15,7 +15,7 @@
 // As in chapter 04, sums taken in a different order (a prefill chunk computes keys that decode
 // steps computed one at a time) may move logits in their last bits; greedy equality holds
 // unless two logits nearly tie, and the test names the request and token if one ever does.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <fmt/format.h>
 
 #include "cached_generate.hpp"

@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "cached_generate.hpp"
 #include "grouped_kv_cache.hpp"

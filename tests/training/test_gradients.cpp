@@ -5,7 +5,7 @@
 // loss itself for the losses and the whole model. The check passes when the relative error
 //   max_i |analytic_i − numeric_i| / max_i |numeric_i|
 // is at most 1e-6. Each check prints its measured error.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <algorithm>
 #include <cmath>

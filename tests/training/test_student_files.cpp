@@ -1,7 +1,7 @@
 // What chapter 08 writes and reads: the student as a GGUF file that lib's loader reads back
 // with identical weights and logits, the training forward agreeing with lib's forward, and the
 // offline teacher file with its checksum.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // Chapter 08's training behaviour on tiny random models: a batch can be memorised, the soft loss
 // with a one-hot teacher is the hard loss, τ² keeps gradients comparable across temperatures,
 // the same seed gives the same run, the schedule's shape, and which layer the importance score drops.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 // Chapter 08's data split: the training text and chapter 03's held-out book cut one file in two,
 // with nothing shared, and the real file's held-out book never reaches training.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <cstdlib>
 #include <filesystem>

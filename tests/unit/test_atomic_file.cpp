@@ -1,6 +1,6 @@
 // Output files that never hold half a run: --csv tables and --plot files are written like the
 // run records, through a temporary file renamed over the target (measure/atomic_file.hpp).
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "tensor/cpu_attention.hpp"
 #include "tensor/ops.hpp"

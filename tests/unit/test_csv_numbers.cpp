@@ -1,5 +1,5 @@
 // --csv writes plain numbers with the unit in the header, so a student can plot any table.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "measure/csv_numbers.hpp"
 #include "measure/table.hpp"

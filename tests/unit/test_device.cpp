@@ -1,7 +1,7 @@
 // The device layer, on any machine: device names, and CUDA refused in one clear line wherever it
 // cannot be used (no GPU, or a build without the CUDA backend) — never a silent CPU fallback.
 // With a GPU the same refusals do not apply; tests/cuda (label "cuda") covers that side.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <functional>
 #include <stdexcept>

@@ -1,7 +1,7 @@
 // The command-line checks every binary shares (lib/app/flags, lib/app/cli): readable messages
 // for bad numbers, refused NaN and infinities, output paths probed before any work, flags a mode
 // would ignore refused, --seed -1 drawn at random, and the exit statuses of run_main.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <unistd.h>
 

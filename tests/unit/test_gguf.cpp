@@ -2,7 +2,7 @@
 // tests/fixtures/make_dequant_fixtures.py), the fp16/bf16 conversions, reading GGUF v2 and v3
 // files written here by a small writer, one crafted file per kind of malformation, and the facts
 // of the course's model file when it is present.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <stdlib.h>
 

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "model/llama.hpp"
 #include "tensor/ops.hpp"

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "tensor/memory.hpp"
 #include "tensor/ops.hpp"

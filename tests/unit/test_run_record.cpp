@@ -1,6 +1,6 @@
 // RunRecord and compare_runs: the logic behind stage_diff, on hand-made records; how records are
 // written (valid UTF-8, atomically, with the model and settings that made them).
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <unistd.h>
 

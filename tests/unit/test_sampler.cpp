@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "app/cli.hpp"
 #include "sampling/sampler.hpp"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include <cblas.h>
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "tensor/ops.hpp"
 #include "tensor/ops_cpu.hpp"

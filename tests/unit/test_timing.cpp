@@ -1,5 +1,5 @@
 // medians_in_turn: the pieces run in turn, round after round, and each gets its own median.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <chrono>
 #include <string>

@@ -1,7 +1,7 @@
 // Tests of lib/tokenizer against llama.cpp's tokenizer (tests/fixtures/tokenizer_cases.json, made
 // by tests/fixtures/make_tokenizer_fixtures.py), plus the parts llama.cpp does not cover: the
 // streaming decoder, the chat template, and the refusal of tokenizers we do not implement.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 #include <nlohmann/json.hpp>
 
 #include <cstdint>

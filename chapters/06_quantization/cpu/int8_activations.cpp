@@ -1,6 +1,11 @@
 // The CPU kernels of int8_activations.hpp: x rounded to int8 once per product, then integer dot
-// products of 32 codes at a time (AVX2 intrinsics; VNNI where the compiler flags allow; a plain
-// loop elsewhere).
+// products of 32 codes at a time (AVX2 intrinsics, with AVX-512 VNNI's one-instruction dot
+// product where the CPU has it; a plain loop elsewhere).
+//
+// Like packed_kernels.cpp, the file is compiled once per SIMD target by Highway's
+// foreach_target.h and each call runs the best target this CPU has (lib's tensor/simd_target.hpp):
+// the AVX2, AVX3 and AVX3_DL targets get the intrinsics below (AVX3_DL with vpdpbusd), SSE4 and
+// NEON the plain loop.
 //
 // One weight block of 32 and one block of x make one 8-lane vector of int32 partial sums:
 //
@@ -25,14 +30,14 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
 
 #include "gguf/ggml_types.hpp"
 #include "nf4.hpp"
+#include "tensor/simd_target.hpp"
 #include "tensor/thread_pool.hpp"
 
+#ifndef CH06_INT8_ACTIVATIONS_SHARED_  // the part compiled once, not per target
+#define CH06_INT8_ACTIVATIONS_SHARED_
 namespace infer::quant {
 namespace {
 
@@ -98,13 +103,44 @@ int32_t q4_1_codes_dot(const uint8_t* codes, const int8_t* qx) {
   return s;
 }
 
-#if defined(__AVX2__)
+}  // namespace
+}  // namespace infer::quant
+#endif  // CH06_INT8_ACTIVATIONS_SHARED_
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "06_quantization/cpu/int8_activations.cpp"
+#include <hwy/foreach_target.h>  // this file again, once per SIMD target
+#include <hwy/highway.h>
+#if HWY_ARCH_X86
+#include <immintrin.h>
+#endif
+
+#include "cpu/fp16_scale-inl.h"
+
+// This target's kernels: the AVX2 intrinsics (AVX2 and every AVX-512 target), or the plain loop.
+#undef INFER_INT8_X86
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#define INFER_INT8_X86 1
+#else
+#define INFER_INT8_X86 0
+#endif
+
+HWY_BEFORE_NAMESPACE();
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3_DL
+// Highway's AVX3_DL target is chosen only on CPUs with AVX-512 VNNI (Ice Lake, Zen 4 and later),
+// but its compiler flags name only the VEX form (avxvnni); vpdpbusd on 256-bit registers needs these.
+#pragma GCC target("avx512vnni,avx512vl")
+#endif
+namespace infer::quant::HWY_NAMESPACE {
+namespace {
+
+#if INFER_INT8_X86
 
 // 8 int32 lanes, each the sum of 4 adjacent products u[k]·s[k] (u read as unsigned bytes, s as
 // signed). No pair of products reaches the 16-bit limit of vpmaddubsw here (|u| ≤ 128, |s| ≤ 127),
 // so both ways give the same exact sums.
 inline __m256i dot_u8_i8(__m256i u, __m256i s) {
-#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+#if HWY_TARGET <= HWY_AVX3_DL
   return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
 #elif defined(__AVXVNNI__)
   return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u, s);
@@ -132,7 +168,7 @@ inline WeightBlock decode_block(const uint8_t* row, int64_t b, const uint8_t* nf
   WeightBlock w;
   if constexpr (F == PackedFormat::q8_0) {
     const uint8_t* blk = row + 34 * b;
-    w.d = gguf::load_fp16(blk);
+    w.d = load_scale(blk);
     w.codes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
     w.abs = _mm256_sign_epi8(w.codes, w.codes);
   } else {
@@ -145,7 +181,7 @@ inline WeightBlock decode_block(const uint8_t* row, int64_t b, const uint8_t* nf
       w.dm = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(dm)));
       w.codes = nibbles;
     } else {  // nf4: one absmax per 64 weights = 2 blocks
-      w.d = gguf::load_fp16(nf4_scales + 2 * (b / 2)) * kInverse127;
+      w.d = load_scale(nf4_scales + 2 * (b / 2)) * kInverse127;
       w.codes = _mm256_shuffle_epi8(nf4_table, nibbles);
       w.abs = _mm256_sign_epi8(w.codes, w.codes);
     }
@@ -308,7 +344,7 @@ void dot_row_pairs(const uint8_t* row, const uint8_t* nf4_scales, const Int8Acti
       const int64_t b = paired;
       const uint8_t* blk = row + 20 * b;
       const int32_t s = q4_1_codes_dot(blk + 4, q + b * kBlock);
-      total += static_cast<float>(s) * (gguf::load_fp16(blk) * xblocks[b].scale) + gguf::load_fp16(blk + 2) * xblocks[b].sum;
+      total += static_cast<float>(s) * (load_scale(blk) * xblocks[b].scale) + load_scale(blk + 2) * xblocks[b].sum;
     }
   }
   y[i * y_stride] = total;
@@ -337,16 +373,16 @@ void dot_rows(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activatio
       float d = 0;
       if constexpr (F == PackedFormat::q8_0) {
         const uint8_t* blk = row + 34 * b;
-        d = gguf::load_fp16(blk);
+        d = load_scale(blk);
         for (int64_t j = 0; j < kBlock; ++j) s += static_cast<int8_t>(blk[2 + j]) * qx[j];
       } else if constexpr (F == PackedFormat::q4_1) {
         const uint8_t* blk = row + 20 * b;
-        d = gguf::load_fp16(blk);
-        offset += gguf::load_fp16(blk + 2) * a.blocks[xb].sum;
+        d = load_scale(blk);
+        offset += load_scale(blk + 2) * a.blocks[xb].sum;
         s = q4_1_codes_dot(blk + 4, qx);
       } else {
         const uint8_t* bytes = row + 16 * b;
-        d = gguf::load_fp16(nf4_scales + 2 * (b / 2)) * kInverse127;
+        d = load_scale(nf4_scales + 2 * (b / 2)) * kInverse127;
         for (int64_t j = 0; j < 16; ++j) s += table[bytes[j] & 15] * qx[j] + table[bytes[j] >> 4] * qx[16 + j];
       }
       total += static_cast<float>(s) * (d * a.blocks[xb].scale);
@@ -395,7 +431,7 @@ void matmul(const uint8_t* w, int64_t rows, int64_t cols, const Int8Activations&
 // One block of 32 values of x: dx = max |x| / 127, codes round(x / dx) (to nearest, ties to even),
 // and Σx. Every decode step rounds its activations ~200 times, on one thread while the other
 // waits for the next product, so the block is done in registers where AVX2 allows.
-#if defined(__AVX2__)
+#if INFER_INT8_X86
 Int8Activations::Block quantize_block(const float* xb, int8_t* q) {
   __m256 v[4], amax = _mm256_setzero_ps();
   const __m256 sign = _mm256_set1_ps(-0.0f);
@@ -436,15 +472,49 @@ Int8Activations::Block quantize_block(const float* xb, int8_t* q) {
 
 }  // namespace
 
-void quantize_activations_int8(const float* x, int64_t n, int64_t cols, Int8Activations& out) {
-  if (cols % kBlock != 0)
-    throw std::invalid_argument(fmt::format("quantize_activations_int8: {} columns, not a multiple of 32", cols));
+// One target's rounding of x to int8 blocks (quantize_activations_int8 below picks the target).
+void QuantizeActivations(const float* x, int64_t n, int64_t cols, Int8Activations& out) {
   out.n = n;
   out.cols = cols;
   out.q.resize(n * cols);
   out.blocks.resize(n * cols / kBlock);
   for (int64_t b = 0; b < n * cols / kBlock; ++b)
     out.blocks[b] = quantize_block(x + b * kBlock, out.q.data() + b * kBlock);
+}
+
+// One target's product (packed_matmul_int8_cpu below checks the arguments and picks the target).
+void Int8Matmul(PackedFormat format, const uint8_t* w, int64_t rows, int64_t cols, const float* x, int64_t n,
+                float* y) {
+  thread_local Int8Activations a;  // reused from call to call: a decode step makes ~200 products
+  QuantizeActivations(x, n, cols, a);
+  switch (format) {
+    case PackedFormat::q8_0: matmul<PackedFormat::q8_0>(w, rows, cols, a, y); break;
+    case PackedFormat::q4_1:
+      if (in_pairs(format, a)) reorder_by_pairs(a, format);  // otherwise x's order is the blocks' already
+      matmul<PackedFormat::q4_1>(w, rows, cols, a, y);
+      break;
+    default:
+      if (in_pairs(format, a)) reorder_by_pairs(a, format);
+      else reorder_by_blocks(a, format);
+      matmul<PackedFormat::nf4>(w, rows, cols, a, y);
+      break;
+  }
+}
+
+}  // namespace infer::quant::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace infer::quant {
+
+HWY_EXPORT(QuantizeActivations);
+HWY_EXPORT(Int8Matmul);
+
+void quantize_activations_int8(const float* x, int64_t n, int64_t cols, Int8Activations& out) {
+  if (cols % kBlock != 0)
+    throw std::invalid_argument(fmt::format("quantize_activations_int8: {} columns, not a multiple of 32", cols));
+  simd::init();
+  HWY_DYNAMIC_DISPATCH(QuantizeActivations)(x, n, cols, out);
 }
 
 const int8_t* nf4_levels_int8() {
@@ -472,20 +542,9 @@ void packed_matmul_int8_cpu(PackedFormat format, const uint8_t* w, int64_t rows,
   if (w == nullptr || x == nullptr || y == nullptr) throw std::invalid_argument("packed_matmul_int8_cpu: null pointer");
   if (rows <= 0 || n < 0) throw std::invalid_argument(fmt::format("packed_matmul_int8_cpu: {} rows, n = {}", rows, n));
   if (n == 0) return;
-  thread_local Int8Activations a;  // reused from call to call: a decode step makes ~200 products
-  quantize_activations_int8(x, n, cols, a);
-  switch (format) {
-    case PackedFormat::q8_0: matmul<PackedFormat::q8_0>(w, rows, cols, a, y); break;
-    case PackedFormat::q4_1:
-      if (in_pairs(format, a)) reorder_by_pairs(a, format);  // otherwise x's order is the blocks' already
-      matmul<PackedFormat::q4_1>(w, rows, cols, a, y);
-      break;
-    default:
-      if (in_pairs(format, a)) reorder_by_pairs(a, format);
-      else reorder_by_blocks(a, format);
-      matmul<PackedFormat::nf4>(w, rows, cols, a, y);
-      break;
-  }
+  simd::init();
+  HWY_DYNAMIC_DISPATCH(Int8Matmul)(format, w, rows, cols, x, n, y);
 }
 
 }  // namespace infer::quant
+#endif  // HWY_ONCE

@@ -2,8 +2,7 @@
 //
 // Decode (n = 1 token) streams every weight once, so its speed is bytes per second: the kernel
 // reads each row's packed bytes, turns a chunk of 8 codes into 8 fp32 weights in one SIMD
-// register (Highway, static dispatch: AVX2 with -march=native on the course machine), and
-// multiplies them straight into the accumulators — the fp32 matrix never exists in memory.
+// register, and multiplies them straight into the accumulators — the fp32 matrix never exists in memory.
 // The weight in the register is exactly the scheme's own dequantize() value (same operations,
 // same rounding), so the only difference from "dequantize, then multiply" is the order of the
 // fp32 sums. How a chunk is decoded:
@@ -27,6 +26,12 @@
 // its decoding are shared. A large batch (prefill) is arithmetic-bound instead: each thread
 // decodes a panel of rows (about 192 KiB of fp32, in its own cache) once and multiplies it with
 // all n rows of x through OpenBLAS's sgemm, so every weight is decoded once per call.
+//
+// SIMD: Highway, compiled once per target by foreach_target.h (SSE4, AVX2, AVX-512 and AVX-512
+// with VNNI on x86-64, NEON on arm64) and chosen at run time (lib's tensor/simd_target.hpp). The
+// vectors are 8 fp32 lanes where the target has them (256 bits, also on AVX-512), else 4.
+#ifndef CH06_PACKED_KERNELS_SHARED_  // the part compiled once, not per target
+#define CH06_PACKED_KERNELS_SHARED_
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -38,28 +43,17 @@
 #include <cblas.h>
 #include <fmt/format.h>
 #include <hwy/cache_control.h>
-#include <hwy/highway.h>
 
 #include "gguf/ggml_types.hpp"
 #include "int8_activations.hpp"
 #include "nf4.hpp"
 #include "packed_kernels.hpp"
 #include "tensor/ops.hpp"  // num_threads
+#include "tensor/simd_target.hpp"
 #include "tensor/thread_pool.hpp"
 
 namespace infer::quant {
 namespace {
-
-namespace hn = hwy::HWY_NAMESPACE;
-
-// 8 fp32 lanes (AVX2); 4 on a 128-bit target, where the same code runs unchanged.
-using DF = hn::CappedTag<float, 8>;
-using DI = hn::RebindToSigned<DF>;
-using DU = hn::RebindToUnsigned<DF>;
-using VF = hn::Vec<DF>;
-using VU = hn::Vec<DU>;
-constexpr int64_t kLanes = static_cast<int64_t>(hn::MaxLanes(DF{}));
-static_assert(kLanes == 4 || kLanes == 8, "the nibble decoder expects 4 or 8 fp32 lanes");
 
 constexpr int64_t kGgmlBlock = 32;
 // From this many rows of x on, a call decodes panels and multiplies them with sgemm.
@@ -107,6 +101,43 @@ View make_view(PackedFormat format, const uint8_t* w, int64_t rows, int64_t cols
   }
   return v;
 }
+
+// The bytes of row r's codes (or blocks): [begin, end).
+std::pair<const uint8_t*, const uint8_t*> row_bytes(const View& v, int64_t r) {
+  switch (v.format) {
+    case PackedFormat::int8_per_row: return {v.codes + r * v.cols, v.codes + (r + 1) * v.cols};
+    case PackedFormat::int4_g128:
+    case PackedFormat::nf4: return {v.codes + r * v.cols / 2, v.codes + ((r + 1) * v.cols + 1) / 2};
+    default: return {v.w + r * v.row_bytes, v.w + (r + 1) * v.row_bytes};
+  }
+}
+
+}  // namespace
+}  // namespace infer::quant
+#endif  // CH06_PACKED_KERNELS_SHARED_
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "06_quantization/cpu/packed_kernels.cpp"
+#include <hwy/foreach_target.h>  // this file again, once per SIMD target
+#include <hwy/highway.h>
+
+#include "cpu/fp16_scale-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace infer::quant::HWY_NAMESPACE {
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+// 8 fp32 lanes (AVX2, and AVX-512 at half width); 4 on a 128-bit target (SSE4, NEON), where the
+// same code runs unchanged.
+using DF = hn::CappedTag<float, 8>;
+using DI = hn::RebindToSigned<DF>;
+using DU = hn::RebindToUnsigned<DF>;
+using VF = hn::Vec<DF>;
+using VU = hn::Vec<DU>;
+constexpr int64_t kLanes = static_cast<int64_t>(hn::MaxLanes(DF{}));
+static_assert(kLanes == 4 || kLanes == 8, "the nibble decoder expects 4 or 8 fp32 lanes");
 
 // ---- decoding one chunk of kLanes codes into fp32 lanes ----
 
@@ -185,7 +216,7 @@ HWY_INLINE void visit_nibble_row(const View& v, int64_t r, Sink& sink) {
   while (c < v.cols) {
     const int64_t g = (i0 + c) / kGroup;
     const int64_t end = std::min(v.cols, (g + 1) * kGroup - i0);  // the group may go on in the next row
-    const float s = gguf::load_fp16(v.scales + 2 * g);
+    const float s = load_scale(v.scales + 2 * g);
     auto value = [&](int q) { return kNf4 ? s * kNf4Levels[q] : static_cast<float>(q - 8) * s; };
     if ((i0 + c) & 1) {  // a row (or group) that starts in the high nibble of a byte
       sink.one(c, value(code_at(i0 + c)));
@@ -214,7 +245,7 @@ HWY_INLINE void visit_row(const View& v, int64_t r, Sink& sink) {
   const DF df;
   switch (v.format) {
     case PackedFormat::int8_per_row: {
-      const float s = gguf::load_fp16(v.scales + 2 * r);
+      const float s = load_scale(v.scales + 2 * r);
       const VF scale = hn::Set(df, s);
       const auto* q = reinterpret_cast<const int8_t*>(v.codes + r * v.cols);
       const int64_t len = v.cols / kLanes * kLanes;
@@ -228,7 +259,7 @@ HWY_INLINE void visit_row(const View& v, int64_t r, Sink& sink) {
       const uint8_t* row = v.w + r * v.row_bytes;
       for (int64_t b = 0; b < v.cols / kGgmlBlock; ++b) {
         const uint8_t* blk = row + 34 * b;
-        const VF d = hn::Set(df, gguf::load_fp16(blk));
+        const VF d = hn::Set(df, load_scale(blk));
         const auto* q = reinterpret_cast<const int8_t*>(blk + 2);
         sink.run(b * kGgmlBlock, kGgmlBlock, [&](int64_t k) { return hn::Mul(load_int8(q + k), d); });
       }
@@ -239,7 +270,7 @@ HWY_INLINE void visit_row(const View& v, int64_t r, Sink& sink) {
       const hn::Rebind<uint8_t, DF> d8;
       for (int64_t b = 0; b < v.cols / kGgmlBlock; ++b) {
         const uint8_t* blk = row + 20 * b;
-        const VF d = hn::Set(df, gguf::load_fp16(blk)), m = hn::Set(df, gguf::load_fp16(blk + 2));
+        const VF d = hn::Set(df, load_scale(blk)), m = hn::Set(df, load_scale(blk + 2));
         const uint8_t* qs = blk + 4;  // weight j in the low nibble of byte j, weight j + 16 in its high nibble
         sink.run(b * kGgmlBlock, kGgmlBlock, [&](int64_t k) {
           const VU bytes = hn::PromoteTo(DU(), hn::LoadU(d8, qs + (k & 15)));
@@ -318,16 +349,6 @@ void dot_rows(const View& v, int64_t r, const float* x, int64_t i, float* y) {
   for (int j = 0; j < NX; ++j) y[(i + j) * v.rows + r] = sink.result(j);
 }
 
-// The bytes of row r's codes (or blocks): [begin, end).
-std::pair<const uint8_t*, const uint8_t*> row_bytes(const View& v, int64_t r) {
-  switch (v.format) {
-    case PackedFormat::int8_per_row: return {v.codes + r * v.cols, v.codes + (r + 1) * v.cols};
-    case PackedFormat::int4_g128:
-    case PackedFormat::nf4: return {v.codes + r * v.cols / 2, v.codes + ((r + 1) * v.cols + 1) / 2};
-    default: return {v.w + r * v.row_bytes, v.w + (r + 1) * v.row_bytes};
-  }
-}
-
 // Asks for the cache lines of row r a few rows ahead of their use: the hardware prefetcher
 // alone leaves a decode step waiting on memory at these short rows (measured: int4 decode
 // of a matrix larger than the caches ran at half the speed of one that fits).
@@ -389,7 +410,7 @@ HWY_INLINE float dot_int4_row(const View& v, int64_t r, const float* xr) {
   VF even[2] = {hn::Zero(df), hn::Zero(df)}, odd[2] = {hn::Zero(df), hn::Zero(df)};  // 8 lanes each
   for (int64_t c0 = 0; c0 < v.cols; c0 += kFastRun) {
     const int64_t i0 = r * v.cols + c0;  // flat index of the run's first weight (even)
-    const float s = gguf::load_fp16(v.scales + 2 * (i0 >> 7));
+    const float s = load_scale(v.scales + 2 * (i0 >> 7));
     const uint8_t* p = v.codes + i0 / 2;  // 32 bytes: the run's 64 codes
     // (q − 8) · s as one fused multiply-add q · s + (−8 s): −8 s is exact and the FMA rounds
     // the exact (q − 8) · s once, so the weight is dequantize()'s (a zero may come out +0).
@@ -451,7 +472,7 @@ HWY_INLINE float dot_nf4_row(const View& v, int64_t r, const float* xr) {
   VF acc[4] = {hn::Zero(df), hn::Zero(df), hn::Zero(df), hn::Zero(df)};
   for (int64_t c0 = 0; c0 < v.cols; c0 += kFastRun) {
     const int64_t i0 = r * v.cols + c0;  // flat index of the run's first weight: one absmax per 64
-    const VF scale = hn::Set(df, gguf::load_fp16(v.scales + 2 * (i0 >> 6)));
+    const VF scale = hn::Set(df, load_scale(v.scales + 2 * (i0 >> 6)));
     const V8 bytes = hn::LoadU(d8, v.codes + i0 / 2);  // 32 bytes: the run's 64 codes
     const V8 codes[2] = {hn::And(bytes, hn::Set(d8, 0x0F)), hn::ShiftRight<4>(bytes)};  // even, odd columns
 #pragma GCC unroll 2
@@ -483,7 +504,7 @@ HWY_INLINE float dot_q4_1_row(const View& v, int64_t r, const float* x) {
   for (int64_t b = 0; b < v.cols / kGgmlBlock; ++b) {
     const float* xb = x + b * kGgmlBlock;
     const uint8_t* blk = row + 20 * b;
-    const VF d = hn::Set(df, gguf::load_fp16(blk)), m = hn::Set(df, gguf::load_fp16(blk + 2));
+    const VF d = hn::Set(df, load_scale(blk)), m = hn::Set(df, load_scale(blk + 2));
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const VU bytes = hn::PromoteTo(du, hn::LoadU(d8, blk + 4 + 8 * h));  // bytes 8h … 8h + 7
@@ -564,6 +585,31 @@ void matmul_panels(const View& v, const float* x, int64_t n, float* y) {
 
 }  // namespace
 
+// One target's product from the packed bytes with fp32 activations (packed_matmul_cpu below
+// checks the arguments and picks the target).
+void PackedMatmulF32(const View& v, const float* x, int64_t n, float* y) {
+  if (fast_decode_applies(v, n)) matvec_fast(v, x, y);
+  else if (n >= kPanelMinRows) matmul_panels(v, x, n, y);
+  else matmul_rows(v, x, n, y);
+}
+
+// Rows ids[0 … n) of Ŵ, dequantized into out (n × cols).
+void GatherRows(const View& v, const int32_t* ids, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    StoreSink sink{out + i * v.cols};
+    visit_row(v, ids[i], sink);
+  }
+}
+
+}  // namespace infer::quant::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace infer::quant {
+
+HWY_EXPORT(PackedMatmulF32);
+HWY_EXPORT(GatherRows);
+
 void packed_matmul_cpu(PackedFormat format, const uint8_t* w, int64_t rows, int64_t cols, const float* x, int64_t n,
                        float* y, Activations activations) {
   const View v = make_view(format, w, rows, cols, "packed_matmul_cpu");
@@ -571,14 +617,11 @@ void packed_matmul_cpu(PackedFormat format, const uint8_t* w, int64_t rows, int6
   if (n == 0) return;
   if (x == nullptr || y == nullptr) throw std::invalid_argument("packed_matmul_cpu: null x or y");
   num_threads();  // the configured thread count for OpenMP and OpenBLAS
+  simd::init();
   if (activations == Activations::int8 && n < kPanelMinRows && int8_activations_supported(format, cols))
     packed_matmul_int8_cpu(format, w, rows, cols, x, n, y);  // decode-sized: x to int8 too
-  else if (fast_decode_applies(v, n))
-    matvec_fast(v, x, y);
-  else if (n >= kPanelMinRows)
-    matmul_panels(v, x, n, y);
   else
-    matmul_rows(v, x, n, y);
+    HWY_DYNAMIC_DISPATCH(PackedMatmulF32)(v, x, n, y);
 }
 
 void packed_gather_rows_cpu(PackedFormat format, const uint8_t* w, int64_t rows, int64_t cols, const int32_t* ids,
@@ -589,10 +632,9 @@ void packed_gather_rows_cpu(PackedFormat format, const uint8_t* w, int64_t rows,
   for (int64_t i = 0; i < n; ++i)
     if (ids[i] < 0 || ids[i] >= rows)
       throw std::invalid_argument(fmt::format("packed_gather_rows_cpu: row {} outside [0, {})", ids[i], rows));
-  for (int64_t i = 0; i < n; ++i) {
-    StoreSink sink{out + i * cols};
-    visit_row(v, ids[i], sink);
-  }
+  simd::init();
+  HWY_DYNAMIC_DISPATCH(GatherRows)(v, ids, n, out);
 }
 
 }  // namespace infer::quant
+#endif  // HWY_ONCE

@@ -14,6 +14,7 @@
 #include "int8_activations.hpp"
 #include "quantize_model.hpp"
 #include "tensor/ops.hpp"
+#include "tensor/simd_target.hpp"
 
 namespace infer::quant {
 namespace {
@@ -159,7 +160,8 @@ Table speed_table(const std::vector<SpeedRow>& rows, const SpeedOptions& o, cons
 
 void speed_figures(const std::vector<SpeedRow>& rows, const SpeedOptions& s, const BandwidthResult& bw,
                    nlohmann::json& figures) {
-  figures["machine"] = {{"threads", num_threads()}, {"read_bandwidth_bytes_per_s", bw.bytes_per_second}};
+  figures["machine"] = {{"threads", num_threads()}, {"simd", simd::target_name()},
+                        {"read_bandwidth_bytes_per_s", bw.bytes_per_second}};
   for (const SpeedRow& r : rows)
     figures["speed"].push_back({{"scheme", r.scheme}, {"flag", r.flag}, {"activations", r.activations},
                                 {"model_bytes", r.model_bytes},

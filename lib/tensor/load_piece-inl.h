@@ -10,21 +10,33 @@
 // instruction is emitted, but the value must now live in a register. Both operands' pieces need
 // it: with only the keys pinned, attention's tile loaded each query piece once per key instead.
 // A piece used once is left to the compiler (folding it is then the best code).
-#pragma once
+//
+// A "-inl.h" file: included once per SIMD target by the kernels' foreach_target.h loop, so its
+// include guard toggles with HWY_TARGET_TOGGLE (Highway's convention).
+#if defined(INFER_TENSOR_LOAD_PIECE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef INFER_TENSOR_LOAD_PIECE_INL_H_
+#undef INFER_TENSOR_LOAD_PIECE_INL_H_
+#else
+#define INFER_TENSOR_LOAD_PIECE_INL_H_
+#endif
 
-namespace infer::cpu {
+#include <hwy/highway.h>
 
-template <int uses, class Batch>
-inline Batch load_piece(const float* p) {
-  const Batch v = Batch::load_unaligned(p);
-#if defined(__x86_64__) || defined(__i386__)  // "v": any SIMD register (an x86 constraint)
-  if constexpr (uses > 1) {
-    auto r = static_cast<typename Batch::register_type>(v);
-    asm("" : "+v"(r));
-    return Batch(r);
-  }
+HWY_BEFORE_NAMESPACE();
+namespace infer::cpu::HWY_NAMESPACE {
+
+template <int uses, class D>
+HWY_INLINE hwy::HWY_NAMESPACE::Vec<D> load_piece(D d, const float* p) {
+  auto v = hwy::HWY_NAMESPACE::LoadU(d, p);
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
+  if constexpr (uses > 1) asm("" : "+v"(v.raw));  // "v": any x86 SIMD register
+#elif HWY_ARCH_ARM_A64 && HWY_TARGET == HWY_NEON
+  if constexpr (uses > 1) asm("" : "+w"(v.raw));  // "w": any arm64 SIMD register
 #endif
   return v;
 }
 
-}  // namespace infer::cpu
+}  // namespace infer::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard
