@@ -202,6 +202,9 @@ class LaneSumsInDouble {
   using DD = hn::Rebind<double, DH>;      // … as doubles: a whole register again
 
  public:
+  // Written out: an implicit constructor would not be compiled for this target (Highway's
+  // target attributes cover only the functions written inside HWY_BEFORE_NAMESPACE).
+  LaneSumsInDouble() : low_(hn::Zero(DD())), high_(hn::Zero(DD())) {}
   HWY_INLINE void add(Batch e) {
     low_ = hn::Add(low_, hn::PromoteTo(DD(), hn::LowerHalf(DH(), e)));   // lanes 0 … kWidth/2 − 1
     high_ = hn::Add(high_, hn::PromoteTo(DD(), hn::UpperHalf(DH(), e)));  // the rest
@@ -216,7 +219,7 @@ class LaneSumsInDouble {
   }
 
  private:
-  hn::Vec<DD> low_ = hn::Zero(DD()), high_ = hn::Zero(DD());
+  hn::Vec<DD> low_, high_;
 };
 
 // Turns one row of scores s[0 … n) into probabilities, in place:

@@ -1,10 +1,11 @@
 // Which SIMD kernels this process runs: chosen at run time from the targets compiled in.
 //
 // The CPU kernels (lib's small-n product, attention and SwiGLU; chapter 06's packed kernels) are
-// compiled once per SIMD target with Highway's foreach_target.h — SSE4, AVX2, AVX-512 (AVX3),
-// AVX-512 with VNNI (AVX3_DL) on x86-64, NEON on arm64 — and each call goes to the best one the
-// CPU has (HWY_DYNAMIC_DISPATCH). Which targets are compiled depends on the build:
-//   INFER_ARCH=portable   baseline x86-64-v2: every target above, so one binary runs on any x86-64
+// compiled once per SIMD target with Highway's foreach_target.h — SSSE3, SSE4, AVX2, AVX-512
+// (AVX3), AVX-512 with VNNI (AVX3_DL) on x86-64, NEON on arm64 — and each call goes to the best
+// one the CPU has (HWY_DYNAMIC_DISPATCH). Which targets are compiled depends on the build:
+//   INFER_ARCH=portable   baseline x86-64-v2 (SSSE3 to Highway, whose SSE4 also wants AES and
+//                         CLMUL): every target above, so one binary runs on any x86-64
 //   INFER_ARCH=native     -march=native: only this CPU's best target (and any better ones)
 //
 // INFER_SIMD=<target> in the environment restricts the choice to that target (it must be

@@ -378,53 +378,112 @@ void prefetch_row(const View& v, int64_t r) {
 //
 // Each row keeps 4 accumulators so that 4 fused multiply-adds are in flight. (Two to four rows
 // sharing each load of x were measured too: no faster, the loads of x are not what limits.)
-// Needs 8 lanes (AVX2). int4-g128 and nf4 need columns a multiple of 64, so that each row starts
-// on a byte and every run of 64 columns has one scale (int4-g128's groups of 128 then start at
-// column 0 or 64 of a run, nf4's blocks of 64 at 0). Other shapes take the generic walk.
+//
+// These one-token kernels use the whole register where the target has it: 16 lanes on AVX-512
+// (DW below), 8 on AVX2, 4 on SSE4 and NEON. A decode step on 2 cores runs out of instructions
+// before it runs out of memory bandwidth — at 8 lanes, an AVX-512 Xeon's int8 and 4-bit decode
+// streamed 13–27% of its read bandwidth, barely faster than fp32 — so 16 weights per
+// instruction instead of 8 matter wherever the core has 512-bit units. (The generic walk and
+// nf4's byte shuffles below stay at DF's 8 lanes.)
+//
+// int4-g128 and nf4 need columns a multiple of 64, so that each row starts on a byte and every
+// run of 64 columns has one scale (int4-g128's groups of 128 then start at column 0 or 64 of a
+// run, nf4's blocks of 64 at 0); nf4 needs 8 lanes. Other shapes take the generic walk.
 constexpr int64_t kFastRun = 64;
+using DW = hn::CappedTag<float, 16>;  // the whole register, up to 16 lanes
+using DWI = hn::RebindToSigned<DW>;
+using DWU = hn::RebindToUnsigned<DW>;
+using VW = hn::Vec<DW>;
+constexpr int64_t kWide = static_cast<int64_t>(hn::MaxLanes(DW{}));
+static_assert(kFastRun % (2 * kWide) == 0 && kGgmlBlock % kWide == 0, "a run holds whole steps");
 
 bool fast_decode_applies(const View& v, int64_t n) {
-  if (kLanes != 8 || n != 1) return false;
+  if (n != 1) return false;
   switch (v.format) {
-    case PackedFormat::int4_g128:
-    case PackedFormat::nf4: return v.cols % kFastRun == 0;
-    case PackedFormat::q4_1: return true;  // cols % 32 == 0 already
-    default: return false;
+    case PackedFormat::int4_g128: return v.cols % kFastRun == 0;
+    case PackedFormat::nf4: return kLanes == 8 && v.cols % kFastRun == 0;
+    default: return true;  // int8 takes any width; q8_0, q4_1: cols % 32 == 0 already
   }
 }
 
-// x[0 … cols) in the order the nibble decoders produce: per 16 columns, evens then odds.
+// x[0 … cols) in the order the int4 decoder produces: per 2·kWide columns, the kWide even
+// columns, then the kWide odd ones.
 void reorder_even_odd(const float* x, int64_t cols, float* out) {
-  for (int64_t c = 0; c < cols; c += 16)
-    for (int64_t j = 0; j < 8; ++j) {
+  for (int64_t c = 0; c < cols; c += 2 * kWide)
+    for (int64_t j = 0; j < kWide; ++j) {
       out[c + j] = x[c + 2 * j];
-      out[c + 8 + j] = x[c + 2 * j + 1];
+      out[c + kWide + j] = x[c + 2 * j + 1];
     }
+}
+
+HWY_INLINE float sum_of(VW a, VW b, VW c, VW d) {
+  return hn::GetLane(hn::SumOfLanes(DW(), hn::Add(hn::Add(a, b), hn::Add(c, d))));
 }
 
 // y[r] for a row of int4-g128; xr from reorder_even_odd.
 HWY_INLINE float dot_int4_row(const View& v, int64_t r, const float* xr) {
-  const DF df;
-  const DU du;
-  const hn::Rebind<uint8_t, DF> d8;
-  VF even[2] = {hn::Zero(df), hn::Zero(df)}, odd[2] = {hn::Zero(df), hn::Zero(df)};  // 8 lanes each
+  const DW dw;
+  const DWU du;
+  const hn::Rebind<uint8_t, DW> d8;
+  VW even[2] = {hn::Zero(dw), hn::Zero(dw)}, odd[2] = {hn::Zero(dw), hn::Zero(dw)};
   for (int64_t c0 = 0; c0 < v.cols; c0 += kFastRun) {
     const int64_t i0 = r * v.cols + c0;  // flat index of the run's first weight (even)
     const float s = load_scale(v.scales + 2 * (i0 >> 7));
     const uint8_t* p = v.codes + i0 / 2;  // 32 bytes: the run's 64 codes
     // (q − 8) · s as one fused multiply-add q · s + (−8 s): −8 s is exact and the FMA rounds
     // the exact (q − 8) · s once, so the weight is dequantize()'s (a zero may come out +0).
-    const VF scale = hn::Set(df, s), bias = hn::Set(df, -8.0f * s);
-#pragma GCC unroll 4
-    for (int64_t k = 0; k < kFastRun; k += 16) {
-      const VU bytes = hn::PromoteTo(du, hn::LoadU(d8, p + k / 2));  // 8 bytes: 16 codes
-      const VF q_even = hn::ConvertTo(df, hn::BitCast(DI(), hn::And(bytes, hn::Set(du, 15))));
-      const VF q_odd = hn::ConvertTo(df, hn::BitCast(DI(), hn::ShiftRight<4>(bytes)));
-      even[k / 16 % 2] = hn::MulAdd(hn::MulAdd(q_even, scale, bias), hn::LoadU(df, xr + c0 + k), even[k / 16 % 2]);
-      odd[k / 16 % 2] = hn::MulAdd(hn::MulAdd(q_odd, scale, bias), hn::LoadU(df, xr + c0 + k + 8), odd[k / 16 % 2]);
+    const VW scale = hn::Set(dw, s), bias = hn::Set(dw, -8.0f * s);
+#pragma GCC unroll 8
+    for (int64_t k = 0; k < kFastRun; k += 2 * kWide) {
+      const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, p + k / 2));  // kWide bytes: 2·kWide codes
+      const VW q_even = hn::ConvertTo(dw, hn::BitCast(DWI(), hn::And(bytes, hn::Set(du, 15))));
+      const VW q_odd = hn::ConvertTo(dw, hn::BitCast(DWI(), hn::ShiftRight<4>(bytes)));
+      const int64_t a = k / (2 * kWide) % 2;
+      even[a] = hn::MulAdd(hn::MulAdd(q_even, scale, bias), hn::LoadU(dw, xr + c0 + k), even[a]);
+      odd[a] = hn::MulAdd(hn::MulAdd(q_odd, scale, bias), hn::LoadU(dw, xr + c0 + k + kWide), odd[a]);
     }
   }
-  return hn::GetLane(hn::SumOfLanes(df, hn::Add(hn::Add(even[0], odd[0]), hn::Add(even[1], odd[1]))));
+  return sum_of(even[0], odd[0], even[1], odd[1]);
+}
+
+// y[r] for a row of int8 codes with one fp16 scale: fl(s · q) per weight, as dequantize().
+HWY_INLINE float dot_int8_row(const View& v, int64_t r, const float* x) {
+  const DW dw;
+  const hn::Rebind<int8_t, DW> d8;
+  const float s = load_scale(v.scales + 2 * r);
+  const VW scale = hn::Set(dw, s);
+  const auto* q = reinterpret_cast<const int8_t*>(v.codes + r * v.cols);
+  const auto weights = [&](int64_t c) { return hn::Mul(hn::ConvertTo(dw, hn::PromoteTo(DWI(), hn::LoadU(d8, q + c))), scale); };
+  VW acc[4] = {hn::Zero(dw), hn::Zero(dw), hn::Zero(dw), hn::Zero(dw)};
+  int64_t c = 0;
+  for (; c + 4 * kWide <= v.cols; c += 4 * kWide)
+    for (int u = 0; u < 4; ++u) acc[u] = hn::MulAdd(weights(c + u * kWide), hn::LoadU(dw, x + c + u * kWide), acc[u]);
+  for (; c + kWide <= v.cols; c += kWide) acc[0] = hn::MulAdd(weights(c), hn::LoadU(dw, x + c), acc[0]);
+  float tail = 0;
+  for (; c < v.cols; ++c) tail += x[c] * (static_cast<float>(q[c]) * s);
+  return sum_of(acc[0], acc[1], acc[2], acc[3]) + tail;
+}
+
+// y[r] for a row of q8_0 blocks (32 weights: fp16 d, 32 int8): fl(d · q) per weight.
+HWY_INLINE float dot_q8_0_row(const View& v, int64_t r, const float* x) {
+  const DW dw;
+  const hn::Rebind<int8_t, DW> d8;
+  constexpr int64_t kSteps = kGgmlBlock / kWide;  // registers per block: 2 (AVX-512), 4, 8
+  VW acc[4] = {hn::Zero(dw), hn::Zero(dw), hn::Zero(dw), hn::Zero(dw)};
+  const uint8_t* row = v.w + r * v.row_bytes;
+  for (int64_t b = 0; b < v.cols / kGgmlBlock; ++b) {
+    const uint8_t* blk = row + 34 * b;
+    const VW d = hn::Set(dw, load_scale(blk));
+    const auto* q = reinterpret_cast<const int8_t*>(blk + 2);
+    const float* xb = x + b * kGgmlBlock;
+#pragma GCC unroll 8
+    for (int64_t k = 0; k < kSteps; ++k) {
+      const VW w = hn::Mul(hn::ConvertTo(dw, hn::PromoteTo(DWI(), hn::LoadU(d8, q + k * kWide))), d);
+      const int64_t a = (b * kSteps + k) % 4;
+      acc[a] = hn::MulAdd(w, hn::LoadU(dw, xb + k * kWide), acc[a]);
+    }
+  }
+  return sum_of(acc[0], acc[1], acc[2], acc[3]);
 }
 
 // nf4 (n = 1): the 16 levels looked up 32 codes at a time by byte shuffles. A level's fp32 bits
@@ -494,35 +553,38 @@ HWY_INLINE float dot_nf4_row(const View& v, int64_t r, const float* xr) {
   return hn::GetLane(hn::SumOfLanes(df, hn::Add(hn::Add(acc[0], acc[1]), hn::Add(acc[2], acc[3]))));
 }
 
-// y[r] for a row of q4_1 blocks (32 weights: fp16 d, fp16 m, 16 bytes).
+// y[r] for a row of q4_1 blocks (32 weights: fp16 d, fp16 m, 16 bytes). Byte j holds weights j
+// (low nibble) and j + 16 (high nibble), so kWide bytes give kWide consecutive weights twice.
 HWY_INLINE float dot_q4_1_row(const View& v, int64_t r, const float* x) {
-  const DF df;
-  const DU du;
-  const hn::Rebind<uint8_t, DF> d8;
-  VF acc[2][2] = {{hn::Zero(df), hn::Zero(df)}, {hn::Zero(df), hn::Zero(df)}};  // [bytes 0–7 / 8–15][low / high]
+  const DW dw;
+  const DWU du;
+  const hn::Rebind<uint8_t, DW> d8;
+  constexpr int64_t kSteps = 16 / kWide;  // registers of bytes per block: 1 (AVX-512), 2, 4
+  VW acc[4] = {hn::Zero(dw), hn::Zero(dw), hn::Zero(dw), hn::Zero(dw)};  // low / high nibbles, two each
   const uint8_t* row = v.w + r * v.row_bytes;
   for (int64_t b = 0; b < v.cols / kGgmlBlock; ++b) {
     const float* xb = x + b * kGgmlBlock;
     const uint8_t* blk = row + 20 * b;
-    const VF d = hn::Set(df, load_scale(blk)), m = hn::Set(df, load_scale(blk + 2));
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; ++h) {
-      const VU bytes = hn::PromoteTo(du, hn::LoadU(d8, blk + 4 + 8 * h));  // bytes 8h … 8h + 7
-      const VF q_lo = hn::ConvertTo(df, hn::BitCast(DI(), hn::And(bytes, hn::Set(du, 15))));
-      const VF q_hi = hn::ConvertTo(df, hn::BitCast(DI(), hn::ShiftRight<4>(bytes)));
-      // d·q + m, as dequantize(): weights 8h … 8h + 7 and 16 + 8h … 16 + 8h + 7
-      acc[h][0] = hn::MulAdd(hn::MulAdd(q_lo, d, m), hn::LoadU(df, xb + 8 * h), acc[h][0]);
-      acc[h][1] = hn::MulAdd(hn::MulAdd(q_hi, d, m), hn::LoadU(df, xb + 16 + 8 * h), acc[h][1]);
+    const VW d = hn::Set(dw, load_scale(blk)), m = hn::Set(dw, load_scale(blk + 2));
+#pragma GCC unroll 4
+    for (int64_t h = 0; h < kSteps; ++h) {
+      const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, blk + 4 + kWide * h));  // bytes kWide·h …
+      const VW q_lo = hn::ConvertTo(dw, hn::BitCast(DWI(), hn::And(bytes, hn::Set(du, 15))));
+      const VW q_hi = hn::ConvertTo(dw, hn::BitCast(DWI(), hn::ShiftRight<4>(bytes)));
+      const int64_t a = 2 * ((b * kSteps + h) % 2);
+      // d·q + m, as dequantize(): weights kWide·h … and 16 + kWide·h …
+      acc[a] = hn::MulAdd(hn::MulAdd(q_lo, d, m), hn::LoadU(dw, xb + kWide * h), acc[a]);
+      acc[a + 1] = hn::MulAdd(hn::MulAdd(q_hi, d, m), hn::LoadU(dw, xb + 16 + kWide * h), acc[a + 1]);
     }
   }
-  return hn::GetLane(hn::SumOfLanes(df, hn::Add(hn::Add(acc[0][0], acc[0][1]), hn::Add(acc[1][0], acc[1][1]))));
+  return sum_of(acc[0], acc[1], acc[2], acc[3]);
 }
 
 // y[0, rows) = Ŵ · x for one row of x (fast_decode_applies).
 void matvec_fast(const View& v, const float* x, float* y) {
   thread_local std::vector<float> reordered;  // x in even/odd order, reused from call to call
   const float* xr = x;
-  if (v.format != PackedFormat::q4_1) {
+  if (v.format == PackedFormat::int4_g128 || v.format == PackedFormat::nf4) {
     reordered.resize(v.cols);
     if (v.format == PackedFormat::nf4) reorder_for_nf4(x, v.cols, reordered.data());
     else reorder_even_odd(x, v.cols, reordered.data());
@@ -537,6 +599,8 @@ void matvec_fast(const View& v, const float* x, float* y) {
       switch (v.format) {
         case PackedFormat::int4_g128: y[r] = dot_int4_row(v, r, xr); break;
         case PackedFormat::nf4: y[r] = dot_nf4_row(v, r, xr); break;
+        case PackedFormat::int8_per_row: y[r] = dot_int8_row(v, r, x); break;
+        case PackedFormat::q8_0: y[r] = dot_q8_0_row(v, r, x); break;
         default: y[r] = dot_q4_1_row(v, r, x); break;
       }
     }
