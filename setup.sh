@@ -55,7 +55,7 @@ case "$distro_id:$distro_version" in
 esac
 
 core_packages=(
-  build-essential cmake pkg-config git python3 python3-pip unzip
+  build-essential cmake pkg-config git python3 python3-pip unzip time
   libxtensor-dev xtl-dev libxsimd-dev libxtensor-blas-dev
   libopenblas-openmp-dev gfortran  # OpenBLAS sharing our OpenMP threads; linked statically, it needs libgfortran
   catch2 libcli11-dev libpcre2-dev nlohmann-json3-dev libfmt-dev

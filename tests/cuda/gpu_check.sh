@@ -72,7 +72,7 @@ say ""
 # ---- build ------------------------------------------------------------------------------------
 # CMake before 3.26 does not know nvcc's C++20 flag; passing it is harmless on newer versions.
 step configure 60 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DINFER_CUDA=ON \
-  -DINFER_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3 \
+  -DINFER_ARCH=portable \
   -DCMAKE_CUDA20_STANDARD_COMPILE_OPTION=-std=c++20 -DCMAKE_CUDA20_EXTENSION_COMPILE_OPTION=-std=c++20
 step build 200 cmake --build "$BUILD" -j "$JOBS" || {
   say ""
