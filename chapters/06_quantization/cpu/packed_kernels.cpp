@@ -382,7 +382,7 @@ void prefetch_row(const View& v, int64_t r) {
 // These one-token kernels use the whole register where the target has it: 16 lanes on AVX-512
 // (DW below), 8 on AVX2, 4 on SSE4 and NEON. A decode step on 2 cores runs out of instructions
 // before it runs out of memory bandwidth — at 8 lanes, an AVX-512 Xeon's int8 and 4-bit decode
-// streamed 13–27% of its read bandwidth, barely faster than fp32 — so 16 weights per
+// streamed 13–27% of its read bandwidth (bench_quant -t 2, 2026-12-05), barely faster than fp32 — so 16 weights per
 // instruction instead of 8 matter wherever the core has 512-bit units. (The generic walk and
 // nf4's byte shuffles below stay at DF's 8 lanes.)
 //
