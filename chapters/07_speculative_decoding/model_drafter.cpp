@@ -23,16 +23,20 @@ Draft ModelDrafter::propose(std::span<const int32_t> context, int gamma) {
   std::vector<int32_t> feed(context.begin() + keep, context.end());
 
   const bool greedy = sampler_.params().temperature == 0.0f;
+  // The repetition penalty's history, as the target's sampler will count it: the sequence so
+  // far, then each guess (the draft's own sampler remembers nothing between rounds).
+  const std::size_t window = static_cast<std::size_t>(std::max(sampler_.params().repeat_last_n, 0));
+  std::vector<int32_t> seen(sampler_.params().repeat_last_n < 0 || context.size() < window
+                                ? context.begin() : context.end() - static_cast<std::ptrdiff_t>(window),
+                            context.end());
   for (int i = 0; i < gamma; ++i) {
     const Tensor logits = model_.forward(feed, std::ssize(fed_), cache_).to(Device::cpu());
     fed_.insert(fed_.end(), feed.begin(), feed.end());
     const std::span<const float> row(logits.host<float>(), logits.numel());
-    if (greedy) {
-      draft.tokens.push_back(argmax(row));  // q one-hot: no list needed
-    } else {
-      draft.q.push_back(sampler_.distribution(row));
-      draft.tokens.push_back(sampler_.draw(draft.q.back()));
-    }
+    std::vector<float> q = sampler_.distribution_after(row, seen);  // one-hot at temperature 0
+    draft.tokens.push_back(greedy ? argmax(q) : sampler_.draw(q));
+    if (!greedy) draft.q.push_back(std::move(q));  // greedy: q one-hot, no list needed
+    seen.push_back(draft.tokens.back());
     feed.assign(1, draft.tokens.back());
   }
   return draft;

@@ -24,6 +24,11 @@ RoundOutcome accept_draft(std::span<const std::vector<float>> p, const Draft& dr
       residual[v] = std::max(0.0f, p[i][v] - q_v);
       total += residual[v];
     }
+    // The residual is empty only when p ≤ q everywhere, i.e. p = q up to float rounding (both
+    // sum to 1): then P(reject) = Σ max(0, p − q) is 0 in exact arithmetic and the rejection came
+    // from rounding. Draw from p itself, what the output at this position must follow anyway,
+    // rather than divide by zero.
+    if (!(total > 0)) return {i, sampler.draw(p[i]), false};
     for (float& r : residual) r /= total;
     return {i, sampler.draw(residual), false};
   }
@@ -63,7 +68,8 @@ SpeculativeGeneration generate_speculative(Llama& target, KvCache& cache, Drafte
     stats.draft_seconds += clock.seconds();
 
     // 2. Verify: ONE target pass over the last token and the guesses. Row i of the logits is the
-    //    target's next-token distribution after seq + d1 … di, for i = 0 … γ'.
+    //    target's next-token distribution after seq + d1 … di, for i = 0 … γ'; the repetition
+    //    penalty of row i counts d1 … di as seen, as a plain run that had emitted them would.
     clock.restart();
     std::vector<int32_t> feed = {seq.back()};
     feed.insert(feed.end(), draft.tokens.begin(), draft.tokens.end());
@@ -72,7 +78,8 @@ SpeculativeGeneration generate_speculative(Llama& target, KvCache& cache, Drafte
     const int64_t V = logits.dim(1);
     auto row = [&](int64_t i) { return std::span<const float>(logits.host<float>() + i * V, V); };
     std::vector<std::vector<float>> p;
-    for (int i = 0; i < std::ssize(feed); ++i) p.push_back(sampler.distribution(row(i)));
+    for (int i = 0; i < std::ssize(feed); ++i)
+      p.push_back(sampler.distribution_after(row(i), std::span(draft.tokens).first(i)));
 
     // 3. Accept: the guesses the rule keeps, then one token of the target's.
     const RoundOutcome r = accept_draft(p, draft, sampler);
@@ -82,7 +89,11 @@ SpeculativeGeneration generate_speculative(Llama& target, KvCache& cache, Drafte
     const int64_t before = std::ssize(gen.steps);
     for (int i = 0; i < r.accepted && !done; ++i) done = emit(draft.tokens[i], row(i), TokenSource::drafted, per_token);
     if (!done) done = emit(r.next, row(r.accepted), TokenSource::target, per_token);
-    stats.round_tokens += std::ssize(gen.steps) - before;
+    const int64_t emitted = std::ssize(gen.steps) - before;
+    stats.round_tokens += emitted;
+    // The round's tokens join the sampler's recent tokens, the penalty's history, as sample()
+    // would have added them one at a time.
+    sampler.accept(std::span(seq).last(static_cast<std::size_t>(emitted)));
 
     // 4. Roll back: the cache slots after the last kept token hold rejected guesses; forget them
     //    (nothing is copied — the next pass writes over them).

@@ -18,8 +18,10 @@
 //                                = min(q(x), p(x))       + max(0, p(x) − q(x))   = p(x),
 // because P(reject) = 1 − Σ min(p, q) = Σ max(0, p − q), the residual's normaliser.
 //
-// Temperature, top-k and top-p are part of p and q: both are Sampler::distribution() of the
-// logits under the same settings, so the rule reproduces the target's *sampled* distribution.
+// Temperature, top-k, top-p and the repetition penalty are part of p and q: both are
+// Sampler::distribution_after() of the logits under the same settings, so the rule reproduces
+// the target's *sampled* distribution. The penalty looks at what came before, so row i of a
+// round counts the guesses d1 … di as already seen, and the kept tokens join the history.
 // Greedy decoding (temperature 0) is the special case of one-hot p and q: a guess is accepted
 // exactly when it is the target's argmax, and on a mismatch the residual is the target's own
 // token — the output is the target's greedy output, token for token.

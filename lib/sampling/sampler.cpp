@@ -118,31 +118,42 @@ std::vector<float> Sampler::distribution(std::span<const float> logits) const {
   return p;
 }
 
+std::vector<float> Sampler::distribution_after(std::span<const float> logits, std::span<const int32_t> then_seen) const {
+  if (params_.repeat_penalty == 1.0f || params_.repeat_last_n == 0 || (recent_.empty() && then_seen.empty()))
+    return distribution(logits);
+  // The penalty's window over the recent tokens followed by then_seen (-1: everything).
+  std::vector<int32_t> history = recent_;
+  history.insert(history.end(), then_seen.begin(), then_seen.end());
+  const std::span<const int32_t> window =
+      params_.repeat_last_n > 0 && std::ssize(history) > params_.repeat_last_n
+          ? std::span<const int32_t>(history).last(static_cast<std::size_t>(params_.repeat_last_n))
+          : std::span<const int32_t>(history);
+  std::vector<float> penalized(logits.begin(), logits.end());  // the caller's logits stay as they are
+  apply_repetition_penalty(penalized, window, params_.repeat_penalty);
+  return distribution(penalized);
+}
+
 int32_t Sampler::sample(std::span<const float> logits) {
   if (logits.empty()) throw std::invalid_argument("sample: no logits");
-  int32_t token = 0;
-  if (params_.repeat_penalty == 1.0f || recent_.empty()) {
-    token = params_.temperature == 0.0f ? argmax(logits) : draw(distribution(logits));
-  } else {
-    std::vector<float> penalized(logits.begin(), logits.end());  // the caller's logits stay as they are
-    apply_repetition_penalty(penalized, recent_, params_.repeat_penalty);
-    token = params_.temperature == 0.0f ? argmax(penalized) : draw(distribution(penalized));
-  }
+  const std::vector<float> p = distribution_after(logits);  // one-hot on the argmax at temperature 0
+  const int32_t token = params_.temperature == 0.0f ? argmax(p) : draw(p);
   remember(token);
   return token;
 }
 
 int32_t Sampler::draw(std::span<const float> p) {
-  // Inverse-CDF draw over the (few) nonzero entries.
+  // Inverse-CDF draw over the (few) positive entries.
   double u = uniform();
-  int32_t last_nonzero = 0;
+  int32_t last_positive = -1;
   for (std::size_t i = 0; i < p.size(); ++i) {
-    if (p[i] == 0.0f) continue;
-    last_nonzero = static_cast<int32_t>(i);
+    if (!(p[i] > 0.0f)) continue;  // zero, or NaN: never drawn
+    last_positive = static_cast<int32_t>(i);
     u -= p[i];
     if (u < 0) return static_cast<int32_t>(i);
   }
-  return last_nonzero;  // rounding left u a hair above 0
+  // A distribution with no mass has no token to give; returning some id would hide the bug.
+  if (last_positive < 0) throw std::invalid_argument("draw: the distribution has no positive mass (all zero or NaN)");
+  return last_positive;  // rounding left u a hair above 0
 }
 
 }  // namespace infer

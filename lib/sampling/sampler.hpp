@@ -48,10 +48,16 @@ class Sampler {
   const SamplingParams& params() const { return params_; }
 
   // The probability distribution sample() draws from, after temperature, top-k and top-p
-  // (zeros outside the kept set; one-hot on the argmax at temperature 0).
+  // (zeros outside the kept set; one-hot on the argmax at temperature 0). No repetition penalty.
   std::vector<float> distribution(std::span<const float> logits) const;
+  // The distribution sample() would draw from if `then_seen` had followed the recent tokens:
+  // the repetition penalty over the last repeat_last_n of (recent, then_seen), then
+  // distribution(). The sampler does not change. Speculative decoding scores guess i+1 this way,
+  // with the guesses d1 … di as `then_seen`, before it knows whether they will be kept.
+  std::vector<float> distribution_after(std::span<const float> logits, std::span<const int32_t> then_seen = {}) const;
   // A token drawn from a distribution p (non-negative, summing to 1): the inverse CDF at one
-  // uniform draw. sample(logits) is draw(distribution(penalized logits)) at temperature > 0.
+  // uniform draw. sample(logits) is draw(distribution_after(logits)) at temperature > 0.
+  // Throws when p has no positive mass (all zeros, or NaN from a 0/0 upstream).
   int32_t draw(std::span<const float> p);
   double uniform();  // the next uniform draw in [0, 1)
 

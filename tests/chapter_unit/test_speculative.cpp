@@ -140,6 +140,21 @@ TEST_CASE("greedy: a guess stands exactly when it is the target's argmax", "[spe
   CHECK_THROWS(accept_draft(std::vector<Dist>{one_hot_2}, Draft{{2, 4}, {}}, sampler));
 }
 
+TEST_CASE("a residual that rounding left empty draws from p, never NaN or the last token id", "[speculative]") {
+  // q's float rounding puts it a hair above p on the guess (token 0, where p is 0) and level with
+  // p elsewhere, so every entry of max(0, p − q) is 0: the rejection is certain (p(0) = 0) and the
+  // residual has no mass. Dividing by its total would give NaN, which draw() used to turn into
+  // the last id (2, where p is 0 too).
+  const Dist p = {0.0f, 1.0f, 0.0f};
+  const Dist q = {1e-8f, 1.0f, 0.0f};
+  Sampler sampler(SamplingParams{.temperature = 1.0f, .seed = 1});
+  for (int i = 0; i < 100; ++i) {
+    const RoundOutcome r = accept_draft(std::vector<Dist>{p, p}, Draft{{0}, {q}}, sampler);
+    REQUIRE(r.accepted == 0);
+    REQUIRE(r.next == 1);
+  }
+}
+
 TEST_CASE("prompt lookup proposes what followed the most recent earlier match", "[speculative]") {
   PromptLookupDrafter lookup(/*max_ngram=*/2, /*min_ngram=*/1);
   // ... 5 6 7 8 ... 5 6 | → guess 7 8 9 (what followed "5 6" the last time)

@@ -2,10 +2,21 @@
 // — and, because a verification pass computes each position exactly as a decode step does
 // (ops::matmul_t keeps a row's bits for up to 16 rows), the same logits bit for bit — for every
 // draft and γ. Also: a draft that is always wrong (every guess rejected), the target as its own
-// draft (every guess accepted), cache roll-back, and the rule on the real model's distributions.
+// draft (every guess accepted), cache roll-back, the rule on the real model's distributions, the
+// repetition penalty (greedy: chapter 03's penalized tokens), and sampling end to end (top-k,
+// top-p, prompt lookup, the penalty) against the plain sampler's distribution.
+//
+// What the end-to-end sampling test can see in 400 tokens a case: a token outside the target's
+// top-k/top-p set, a penalty history that misses the guesses, a rejection that draws from p
+// instead of the residual (caught in the draft-at-T-0.5 case, chi-square 46 against 27.9 when
+// tried). Smaller errors of the rule itself are the job of the 10⁶-draw tests in
+// tests/chapter_unit/test_speculative.cpp and the 200 000-round test below.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "catch_compat.hpp"
@@ -182,4 +193,174 @@ TEST_CASE("on the real model, the rule's first token follows the target's softma
   REQUIRE(bins >= 5);
   CHECK(accepted < n);  // the draft disagrees often enough for the residual to matter
   CHECK(chi2 < critical);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The repetition penalty and sampling, end to end through generate_speculative.
+
+namespace {
+
+const SamplingParams kPenalty{.repeat_penalty = 1.3f, .repeat_last_n = 64};
+
+Generation plain_run(LoadedModel& m, const std::vector<int32_t>& prompt, const SamplingParams& sampling) {
+  GroupedKvCache cache(m.model.config(), kCapacity, m.model.device());
+  Sampler sampler(sampling);
+  return generate_cached(m.model, m.tokenizer, prompt, cache, sampler, {.n_predict = kTokens, .stop_at_end = false, .top_logits = 5});
+}
+
+}  // namespace
+
+TEST_CASE("greedy with a repetition penalty: speculative decoding gives chapter 03's penalized tokens", "[stage][stage07]") {
+  // Row i of a round must count the guesses d1 … di as seen; without that the rounds decode
+  // unpenalized and the tokens part from the plain run's at the first repeat the penalty moves.
+  REQUIRE_MODEL(m);
+  const Llama& t = m->model;
+  int prompts_the_penalty_changes = 0;
+  for (std::size_t p : {std::size_t{1}, std::size_t{2}, std::size_t{4}}) {
+    const std::vector<int32_t> prompt = m->tokenizer.encode(kPrompts[p]);
+    const Generation plain = plain_run(*m, prompt, kPenalty);
+    const Generation unpenalized = plain_run(*m, prompt, {});
+    bool differs = false;
+    for (std::size_t s = 0; s < plain.steps.size(); ++s) differs |= plain.steps[s].token != unpenalized.steps[s].token;
+    prompts_the_penalty_changes += differs ? 1 : 0;
+
+    std::map<std::string, std::unique_ptr<Drafter>> drafts;
+    drafts["Q4_1 self-draft"] = std::make_unique<ModelDrafter>(
+        "Q4_1", quant::packed_copy(t, quant::keep_reference(t), quant::PackedFormat::q4_1), kCapacity, kPenalty);
+    drafts["prompt lookup"] = std::make_unique<PromptLookupDrafter>();
+    for (auto& [name, drafter] : drafts) {
+      INFO("prompt: " << kPrompts[p] << "; draft: " << name);
+      GroupedKvCache cache(t.config(), kCapacity);
+      Sampler sampler(kPenalty);
+      const SpeculativeGeneration spec = generate_speculative(
+          m->model, cache, *drafter, m->tokenizer, prompt, sampler, {.gamma = 3, .n_predict = kTokens, .stop_at_end = false});
+      REQUIRE(spec.steps.size() == plain.steps.size());
+      for (std::size_t s = 0; s < spec.steps.size(); ++s) {
+        INFO("step " << s);
+        REQUIRE(spec.steps[s].token == plain.steps[s].token);
+      }
+      if (name != "prompt lookup") CHECK(spec.stats.accepted > 0);
+    }
+  }
+  CHECK(prompts_the_penalty_changes >= 2);  // the check has something to catch
+}
+
+namespace {
+
+// The probability integral transform of sampled tokens against the distribution they should
+// follow. For token x drawn from p, with the vocabulary ordered most likely first,
+//   u = P(tokens before x) + v · p(x),   v uniform in [0, 1)
+// is uniform in [0, 1) — and for a sequence, each u is uniform given everything before it, so
+// the u's of one generation are independent (Rosenblatt 1952). A sampler that draws from any
+// other distribution moves mass between ranks and the u's pile up somewhere. The reference p of
+// step t is computed apart from the code under test: one prefill over the whole generated
+// sequence, then the plain sampler's steps — the penalty over the tokens generated before t
+// (the samplers here saw no prompt), then Sampler::distribution.
+struct Pit {
+  static constexpr int kBins = 10;
+  std::vector<int64_t> bins = std::vector<int64_t>(kBins, 0);
+  int64_t outside_support = 0;  // tokens the reference gives probability 0: always wrong
+  int64_t n = 0;
+
+  void add(LoadedModel& m, const std::vector<int32_t>& prompt, const std::vector<StepRecord>& steps,
+           const SamplingParams& sampling, std::mt19937_64& rng) {
+    std::vector<int32_t> seq = prompt;
+    for (const StepRecord& s : steps) seq.push_back(s.token);
+    GroupedKvCache cache(m.model.config(), std::ssize(seq), m.model.device());
+    const Tensor logits = m.model.forward(std::span(seq).first(seq.size() - 1), 0, cache, /*all_logits=*/true).to(Device::cpu());
+    const int64_t V = logits.dim(1);
+    const Sampler plain(sampling);
+    std::uniform_real_distribution<double> v01(0.0, 1.0);
+    for (std::size_t t = 0; t < steps.size(); ++t) {
+      const float* row = logits.host<float>() + (static_cast<int64_t>(prompt.size()) - 1 + static_cast<int64_t>(t)) * V;
+      std::vector<float> penalized(row, row + V);
+      const std::size_t from = sampling.repeat_last_n < 0 ? 0 : t - std::min<std::size_t>(t, sampling.repeat_last_n);
+      std::vector<int32_t> recent;
+      for (std::size_t i = from; i < t; ++i) recent.push_back(steps[i].token);
+      apply_repetition_penalty(penalized, recent, sampling.repeat_penalty);
+      const std::vector<float> p = plain.distribution(penalized);
+      const int32_t x = steps[t].token;
+      ++n;
+      if (!(p[x] > 0)) {
+        ++outside_support;
+        continue;
+      }
+      double before = 0;  // the mass of the tokens ranked ahead of x (more likely, or as likely with a lower id)
+      for (int64_t v = 0; v < V; ++v)
+        if (p[v] > p[x] || (p[v] == p[x] && v < x)) before += p[v];
+      const double u = std::min(before + v01(rng) * p[x], std::nextafter(1.0, 0.0));
+      ++bins[static_cast<std::size_t>(u * kBins)];
+    }
+  }
+  // Σ (observed − expected)² / expected over equal bins; kBins − 1 = 9 degrees of freedom.
+  double chi_square() const {
+    const double e = static_cast<double>(n - outside_support) / kBins;
+    double chi2 = 0;
+    for (int64_t b : bins) chi2 += (static_cast<double>(b) - e) * (static_cast<double>(b) - e) / e;
+    return chi2;
+  }
+};
+
+constexpr double kChi2Critical9 = 27.88;  // chi-square's 0.1% critical value at 9 degrees of freedom
+
+}  // namespace
+
+TEST_CASE("sampled speculative decoding follows the plain sampler's distribution, end to end", "[stage][stage07]") {
+  // Each case generates with the real target and a real draft, then tests the generated tokens
+  // against the plain sampler's step-by-step distribution (Pit above). The draft differs in
+  // kind: a model draft whose top-k or top-p set is not the target's (p and q have different
+  // supports), prompt lookup (q one-hot, in sampling mode), and a model draft under the
+  // repetition penalty, whose history must grow with the guesses inside a round.
+  REQUIRE_MODEL(m);
+  const Llama& t = m->model;
+  struct Case {
+    std::string name;
+    SamplingParams sampling;
+    std::string draft;  // "Q4_1" (chapter 06's packed self-draft) or "prompt lookup"
+    std::string prompt;
+    float draft_temperature = 0;  // 0: the target's
+  };
+  const std::vector<Case> cases = {
+      {"top-k 40, a model draft at T 0.5", {.temperature = 1.0f, .top_k = 40, .seed = 11}, "Q4_1", kPrompts[1], 0.5f},
+      {"top-p 0.9 at T 0.8, a model draft", {.temperature = 0.8f, .top_p = 0.9f, .seed = 12}, "Q4_1", kPrompts[0]},
+      {"prompt lookup (q one-hot), T 1",
+       {.temperature = 1.0f, .seed = 13},
+       "prompt lookup",
+       "Repeat after me: one two three four five six seven eight nine ten. one two three four five six seven eight nine ten. one two"},
+      {"repetition penalty 1.3, a model draft",
+       {.temperature = 1.0f, .top_k = 40, .seed = 14, .repeat_penalty = 1.3f, .repeat_last_n = 64},
+       "Q4_1",
+       kPrompts[4]},
+  };
+  constexpr int kSampled = 400;
+  std::mt19937_64 rng(2024);
+  const Llama q4_1 = quant::packed_copy(t, quant::keep_reference(t), quant::PackedFormat::q4_1);
+  for (const Case& c : cases) {
+    INFO(c.name);
+    const std::vector<int32_t> prompt = m->tokenizer.encode(c.prompt);
+    const int64_t capacity = std::ssize(prompt) + kSampled + 8;
+    SamplingParams draft_sampling = c.sampling;
+    draft_sampling.seed += 100;
+    if (c.draft_temperature > 0) draft_sampling.temperature = c.draft_temperature;
+    std::unique_ptr<Drafter> drafter;
+    if (c.draft == "prompt lookup") drafter = std::make_unique<PromptLookupDrafter>();
+    else drafter = std::make_unique<ModelDrafter>(c.draft, first_layers(q4_1, t.config().n_layers), capacity, draft_sampling);
+    GroupedKvCache cache(t.config(), capacity);
+    Sampler sampler(c.sampling);
+    const SpeculativeGeneration spec = generate_speculative(
+        m->model, cache, *drafter, m->tokenizer, prompt, sampler, {.gamma = 4, .n_predict = kSampled, .stop_at_end = false});
+    REQUIRE(std::ssize(spec.steps) == kSampled);
+    // Both branches of the rule ran: guesses kept and guesses rejected.
+    INFO("α = " << spec.stats.alpha() << " over " << spec.stats.drafted << " guesses");
+    CHECK(spec.stats.accepted > 20);
+    CHECK(spec.stats.accepted < spec.stats.drafted);
+
+    Pit pit;
+    pit.add(*m, prompt, spec.steps, c.sampling, rng);
+    std::string bins;
+    for (int64_t b : pit.bins) bins += std::to_string(b) + " ";
+    INFO("PIT bins " << bins << "; chi-square " << pit.chi_square() << " (0.1% critical " << kChi2Critical9 << ")");
+    CHECK(pit.outside_support == 0);
+    CHECK(pit.chi_square() < kChi2Critical9);
+  }
 }

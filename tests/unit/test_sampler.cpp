@@ -1,6 +1,7 @@
 // Sampling: greedy, temperature, top-k and top-p, and reproducibility for a seed.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <random>
@@ -199,6 +200,44 @@ TEST_CASE("repetition penalty: sampling uses the penalized logits, the caller's 
   const double expected = n * 2.0 / 3.0;
   CHECK(std::fabs(counts[0] - expected) < 5 * std::sqrt(expected));
   CHECK(logits[0] == std::log(4.0f));
+}
+
+TEST_CASE("distribution_after: the penalty counts tokens not yet seen, and the sampler does not change", "[sampling][penalty]") {
+  // Window of 2, penalty 2, logits ln 4, ln 2, 0 (p ∝ 4, 2, 1). recent = {0}; then_seen = {1}.
+  const std::vector<float> logits{std::log(4.0f), std::log(2.0f), 0.0f};
+  Sampler s({.temperature = 1.0f, .repeat_penalty = 2.0f, .repeat_last_n = 2});
+  s.accept(std::vector<int32_t>{0});
+  // Both 0 and 1 penalized: weights 4^(1/2) = 2, 2^(1/2) = √2, 1.
+  const std::vector<float> both = s.distribution_after(logits, std::vector<int32_t>{1});
+  const double z = 2 + std::sqrt(2.0) + 1;
+  CHECK(both[0] == Approx(2 / z));
+  CHECK(both[1] == Approx(std::sqrt(2.0) / z));
+  CHECK(both[2] == Approx(1 / z));
+  CHECK(s.recent() == std::vector<int32_t>{0});  // unchanged
+  // The window slides over recent then then_seen: {0, 1, 2} keeps {1, 2}, so 0 is free again.
+  const std::vector<float> slid = s.distribution_after(logits, std::vector<int32_t>{1, 2});
+  CHECK(slid[0] == Approx(4 / (4 + std::sqrt(2.0) + 1)));
+  // Nothing extra: exactly what sample() draws from, i.e. the one penalty of the recent token.
+  const std::vector<float> now = s.distribution_after(logits);
+  CHECK(now[0] == Approx(2.0 / 5.0));
+  // Without a penalty it is distribution() itself.
+  Sampler plain({.temperature = 1.0f});
+  CHECK(plain.distribution_after(logits, std::vector<int32_t>{0, 1}) == plain.distribution(logits));
+  // Greedy: one-hot on the penalized argmax (ln 4 / 2 = ln 2 ties with token 1: the lower id wins).
+  Sampler greedy({.repeat_penalty = 2.0f});
+  CHECK(greedy.distribution_after(logits, std::vector<int32_t>{0}) == std::vector<float>{1.0f, 0.0f, 0.0f});
+  CHECK(greedy.distribution_after(logits, std::vector<int32_t>{0, 1}) == std::vector<float>{1.0f, 0.0f, 0.0f});
+  Sampler strong({.repeat_penalty = 3.0f});
+  CHECK(strong.distribution_after(logits, std::vector<int32_t>{0}) == std::vector<float>{0.0f, 1.0f, 0.0f});
+}
+
+TEST_CASE("draw refuses a distribution with no mass instead of returning some token", "[sampling]") {
+  Sampler s({.temperature = 1.0f});
+  CHECK_THROWS_AS(s.draw(std::vector<float>{0.0f, 0.0f, 0.0f}), std::invalid_argument);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  CHECK_THROWS_AS(s.draw(std::vector<float>{nan, nan, nan}), std::invalid_argument);
+  // NaN entries are never drawn; the positive ones are.
+  for (int i = 0; i < 100; ++i) CHECK(s.draw(std::vector<float>{nan, 1.0f, 0.0f}) == 1);
 }
 
 TEST_CASE("repetition penalty: bad parameters are refused, by the sampler and by the flags", "[sampling][penalty]") {
