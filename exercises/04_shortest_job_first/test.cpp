@@ -50,6 +50,20 @@ TEST_CASE("equal lengths keep their order", "[exercise]") {
   CHECK(ids(out) == want);
 }
 
+TEST_CASE("equal lengths keep their order in a long queue too", "[exercise]") {
+  // 600 requests over three lengths: a sort that is not stable reorders equal keys here on any
+  // standard library (a short queue may come out in order by luck of the algorithm).
+  std::vector<infer::Request> rs;
+  for (int i = 0; i < 600; ++i) rs.push_back(make_request(i, 1 + i % 7, 1 + (i * 7919) % 3));
+  const auto out = exercise::shortest_job_first(rs);
+  REQUIRE(out.size() == rs.size());
+  for (std::size_t i = 1; i < out.size(); ++i) {
+    INFO("position " << i << ": request " << out[i - 1].id << " then " << out[i].id);
+    REQUIRE(out[i - 1].max_new_tokens <= out[i].max_new_tokens);
+    if (out[i - 1].max_new_tokens == out[i].max_new_tokens) REQUIRE(out[i - 1].id < out[i].id);
+  }
+}
+
 TEST_CASE("a later arrival never goes first", "[exercise]") {
   const auto out = exercise::shortest_job_first({make_request(0, 1, 9, 0.5), make_request(1, 1, 50, 0.0), make_request(2, 1, 1, 0.5)});
   CHECK(ids(out) == std::vector<int>{1, 2, 0});

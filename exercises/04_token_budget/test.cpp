@@ -43,7 +43,30 @@ std::vector<infer::Request> same_prompts(int n, int prompt_tokens, int new_token
   return rs;
 }
 
+// The scheduler with its two seams opened to the test, to ask can_admit directly.
+struct OpenBudgetScheduler : exercise::BudgetScheduler {
+  using BudgetScheduler::BudgetScheduler;
+  using BudgetScheduler::before_run;
+  using BudgetScheduler::can_admit;
+};
+
 }  // namespace
+
+TEST_CASE("a preempted request counts the tokens it already has", "[exercise]") {
+  // Readmitted after preemption, a request's prefill recomputes its prompt AND the 12 tokens it
+  // had generated: 22 tokens of the budget of 25, so a 10-token prompt behind it must wait.
+  infer::VirtualClock clock;
+  infer::SimulatedEngine engine(exercise::sweep_cost_model(), clock);
+  OpenBudgetScheduler s(8, engine, clock, 25);
+  infer::Request back = make_request(0, 10, 20), next = make_request(1, 10, 5);
+  back.tokens.assign(12, 7);
+  CHECK(s.can_admit(back));   // the first of a step always
+  CHECK_FALSE(s.can_admit(next));  // 22 + 10 > 25
+  s.before_run();
+  CHECK(s.can_admit(next));   // a new step
+  const infer::Request small = make_request(2, 3, 5);
+  CHECK(s.can_admit(small));  // 10 + 3 ≤ 25
+}
 
 TEST_CASE("no step prefills more than the budget", "[exercise]") {
   const Run run = serve(same_prompts(6, 10, 5), 8, 25);

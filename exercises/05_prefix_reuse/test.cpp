@@ -46,6 +46,14 @@ TEST_CASE("prompts that share their first blocks", "[exercise]") {
   CHECK(r.indexed == 3 + 1);  // first prompt's 3 blocks, the second's own third block
 }
 
+TEST_CASE("a block indexed after a hit is found after the same prefix", "[exercise]") {
+  // The second prompt finds the first's 2 blocks and indexes its own third block, chained on the
+  // hash of the second block it found; the third prompt, the same as the second, finds all 3.
+  const auto r = exercise::replay_prefix_cache({run(0, 9), run(0, 13), run(0, 13)}, 4);
+  CHECK(r.reused == 0 + 8 + 12);
+  CHECK(r.indexed == 3);
+}
+
 TEST_CASE("equal blocks after different prefixes are different blocks", "[exercise]") {
   const auto tail = run(500, 8);
   const auto r = exercise::replay_prefix_cache({join(run(0, 4), tail), join(run(10, 4), tail)}, 4);

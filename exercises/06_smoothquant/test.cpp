@@ -1,5 +1,6 @@
-// Grades exercise 06 (SmoothQuant): the factors, the unchanged product, and the 8-bit error of
-// X·Wᵀ with chapter 06's absmax INT8 before and after smoothing.
+// Grades exercise 06 (SmoothQuant's α): the W8A8 error of a layer against the definition written
+// out here with plain loops (the same smoothing, the header's INT8 round trip), and the chosen α
+// against a brute-force search of the grid. Links nothing of the course's library.
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -8,7 +9,6 @@
 #include "catch_compat.hpp"
 #include <fmt/format.h>
 
-#include "absmax.hpp"  // chapter 06: INT8 absmax quantization
 #include "smoothquant.hpp"
 
 namespace {
@@ -53,65 +53,84 @@ double relative_gap(const std::vector<double>& a, const std::vector<double>& b) 
   return std::sqrt(num / den);
 }
 
-// W8A8 the simple way: activations INT8 with one scale for the tensor, weights INT8 per row.
-double w8a8_error(const Layer& L, float alpha) {
+// The W8A8 error by its definition: smooth (α ≥ 0), INT8 X per tensor and W per row, compare.
+double reference_error(const Layer& L, float alpha) {
   std::vector<float> x = L.x, w = L.w;
   if (alpha >= 0) {
     const auto s = exercise::smoothing_factors(column_absmax(x, L.tokens, L.d), column_absmax(w, L.rows, L.d), alpha);
-    exercise::apply_smoothing(x, L.tokens, w, L.rows, s);
+    for (int64_t t = 0; t < L.tokens; ++t)
+      for (int64_t j = 0; j < L.d; ++j) x[t * L.d + j] /= s[j];
+    for (int64_t o = 0; o < L.rows; ++o)
+      for (int64_t j = 0; j < L.d; ++j) w[o * L.d + j] *= s[j];
   }
-  using infer::quant::AbsmaxScheme, infer::quant::Granularity;
-  const auto xq = infer::quant::round_trip(AbsmaxScheme(8, Granularity::per_tensor), x, L.tokens, L.d);
-  const auto wq = infer::quant::round_trip(AbsmaxScheme(8, Granularity::per_row), w, L.rows, L.d);
+  const auto xq = exercise::int8_round_trip(x, 1, L.tokens * L.d);
+  const auto wq = exercise::int8_round_trip(w, L.rows, L.d);
   return relative_gap(product(L, xq, wq), product(L, L.x, L.w));
 }
 
+double yours(const Layer& L, float alpha) { return exercise::w8a8_error(L.x, L.tokens, L.w, L.rows, alpha); }
+
+// A layer without outlier channels: N(0, 1) activations.
+Layer plain_layer(unsigned seed) {
+  Layer L = outlier_layer(seed);
+  std::mt19937 rng(seed + 100);
+  std::normal_distribution<float> n(0.0f, 1.0f);
+  for (float& e : L.x) e = n(rng);
+  return L;
+}
+
+const std::vector<float> kGrid{0.0f, 0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f, 0.9f, 1.0f};
+
 }  // namespace
 
-TEST_CASE("the factors follow max|X|^α / max|W|^(1−α)", "[exercise]") {
-  const std::vector<float> a{16.0f, 1.0f, 4.0f}, w{1.0f, 4.0f, 0.25f};
-  const auto s = exercise::smoothing_factors(a, w, 0.5f);
-  REQUIRE(s.size() == 3);
-  CHECK(s[0] == Approx(4.0f));   // √16 / √1
-  CHECK(s[1] == Approx(0.5f));   // √1 / √4
-  CHECK(s[2] == Approx(4.0f));   // √4 / √0.25
-  const auto s1 = exercise::smoothing_factors(a, w, 1.0f);
-  CHECK(s1[0] == Approx(16.0f));  // α = 1: divide by the activation max itself
-  const auto s0 = exercise::smoothing_factors(a, w, 0.0f);
-  CHECK(s0[1] == Approx(0.25f));  // α = 0: 1 / max|W|
+TEST_CASE("without smoothing: the W8A8 error of the layer as it is", "[exercise]") {
+  for (unsigned seed : {1u, 2u}) {
+    const Layer L = outlier_layer(seed, 8, 16, 12);
+    CHECK(yours(L, -1.0f) == Approx(reference_error(L, -1.0f)).epsilon(1e-9));
+  }
 }
 
-TEST_CASE("a silent channel keeps factor 1", "[exercise]") {
-  const std::vector<float> a{0.0f, 2.0f}, w{3.0f, 0.0f};
-  CHECK(exercise::smoothing_factors(a, w, 0.5f) == std::vector<float>{1.0f, 1.0f});
-}
-
-TEST_CASE("smoothing leaves X·Wᵀ unchanged", "[exercise]") {
-  const Layer L = outlier_layer(1, 8, 16, 12);
-  std::vector<float> x = L.x, w = L.w;
-  const auto s = exercise::smoothing_factors(column_absmax(x, L.tokens, L.d), column_absmax(w, L.rows, L.d), 0.5f);
-  exercise::apply_smoothing(x, L.tokens, w, L.rows, s);
-  CHECK(relative_gap(product(L, x, w), product(L, L.x, L.w)) < 1e-6);
-}
-
-TEST_CASE("at α = 0.5 each channel's activation and weight maxima meet", "[exercise]") {
-  const Layer L = outlier_layer(2, 8, 16, 12);
-  std::vector<float> x = L.x, w = L.w;
-  const auto s = exercise::smoothing_factors(column_absmax(x, L.tokens, L.d), column_absmax(w, L.rows, L.d), 0.5f);
-  exercise::apply_smoothing(x, L.tokens, w, L.rows, s);
-  const auto xa = column_absmax(x, L.tokens, L.d), wa = column_absmax(w, L.rows, L.d);
-  for (std::size_t j = 0; j < xa.size(); ++j) CHECK(xa[j] == Approx(wa[j]).epsilon(1e-4));
-}
-
-TEST_CASE("smoothing cuts the W8A8 error of a layer with outlier channels", "[exercise]") {
+TEST_CASE("the error after smoothing at α = 0, 0.5 and 1", "[exercise]") {
   const Layer L = outlier_layer(3);
-  CHECK(w8a8_error(L, 0.5f) < 0.5 * w8a8_error(L, -1.0f));
+  for (float alpha : {0.0f, 0.5f, 1.0f}) {
+    INFO("α = " << alpha);
+    CHECK(yours(L, alpha) == Approx(reference_error(L, alpha)).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("smoothing at α = 0.5 at least halves the error of a layer with outlier channels", "[exercise]") {
+  const Layer L = outlier_layer(4);
+  CHECK(yours(L, 0.5f) < 0.5 * yours(L, -1.0f));
+}
+
+TEST_CASE("best_alpha: the grid's smallest error, by brute force", "[exercise]") {
+  for (const Layer& L : {outlier_layer(5), outlier_layer(6, 32, 64, 48), plain_layer(7)}) {
+    double best = INFINITY;
+    float best_alpha = -1;
+    for (float a : kGrid)
+      if (const double e = reference_error(L, a); e < best) best = e, best_alpha = a;
+    const float got = exercise::best_alpha(L.x, L.tokens, L.w, L.rows, kGrid);
+    INFO("best_alpha returned " << got << " (error " << reference_error(L, got) << "); the grid's best is " << best_alpha << " (error "
+                                << best << ")");
+    REQUIRE(std::find(kGrid.begin(), kGrid.end(), got) != kGrid.end());
+    CHECK(reference_error(L, got) <= best * (1 + 1e-9));
+  }
+}
+
+TEST_CASE("best_alpha searches only the α it is given", "[exercise]") {
+  const Layer L = outlier_layer(8);
+  const std::vector<float> two{0.1f, 0.9f};
+  const float want = reference_error(L, 0.1f) <= reference_error(L, 0.9f) ? 0.1f : 0.9f;
+  CHECK(exercise::best_alpha(L.x, L.tokens, L.w, L.rows, two) == want);
 }
 
 TEST_CASE("figure: W8A8 error of X·Wᵀ against the migration strength α", "[exercise][figure]") {
-  const Layer L = outlier_layer(4);
-  std::cout << "64 tokens x 128 channels (4 outlier channels at 50x), W 96 x 128; INT8 X per-tensor, INT8 W per-row\n"
-               "  smoothing        relative error of X·Wᵀ\n";
-  std::cout << fmt::format("  none             {:.4f}\n", w8a8_error(L, -1.0f));
-  for (float alpha : {0.0f, 0.25f, 0.5f, 0.75f, 1.0f}) std::cout << fmt::format("  α = {:.2f}         {:.4f}\n", alpha, w8a8_error(L, alpha));
+  const Layer L = outlier_layer(4), P = plain_layer(4);
+  std::cout << "64 tokens x 128 channels, W 96 x 128; INT8 X per-tensor, INT8 W per-row; relative error of X·Wᵀ\n"
+               "  smoothing        4 outlier channels at 50x   no outliers\n";
+  std::cout << fmt::format("  none             {:>25.4f}   {:>11.4f}\n", yours(L, -1.0f), yours(P, -1.0f));
+  for (float alpha : {0.0f, 0.25f, 0.5f, 0.75f, 1.0f})
+    std::cout << fmt::format("  α = {:.2f}         {:>25.4f}   {:>11.4f}\n", alpha, yours(L, alpha), yours(P, alpha));
+  std::cout << fmt::format("  best α of 0, 0.1 … 1: {:.1f} with outliers, {:.1f} without\n", exercise::best_alpha(L.x, L.tokens, L.w, L.rows, kGrid),
+                           exercise::best_alpha(P.x, P.tokens, P.w, P.rows, kGrid));
 }

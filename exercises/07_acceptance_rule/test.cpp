@@ -1,6 +1,7 @@
 // Grades exercise 07 (the acceptance rule): the residual by hand, the greedy special case against
-// chapter 07's accept_draft, and — the point of the rule — that the tokens a round produces are
-// distributed exactly as the target's p, by chi-square tests over many seeded rounds.
+// its rule (keep the guesses up to the first that differs from the target's token), and — the
+// point of the rule — that the tokens a round produces are distributed exactly as the target's p,
+// by chi-square tests over many seeded rounds. Links nothing of the course's library.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -12,16 +13,11 @@
 #include <fmt/ranges.h>
 
 #include "acceptance_rule.hpp"
-#include "sampling/sampler.hpp"
-#include "speculative_decode.hpp"  // chapter 07: accept_draft
+#include "test_helpers.hpp"  // exercise::Uniforms
 
 namespace {
 
 using exercise::Distribution;
-
-// Seeded uniforms in [0, 1), the same on every machine: the library's sampler, which the
-// chapter binaries draw from too.
-infer::Sampler uniforms(uint64_t seed) { return infer::Sampler({.temperature = 1.0f, .seed = seed}); }
 
 // Chi-square critical values at significance 1e-5, by degrees of freedom: a correct rule fails a
 // check once in 100 000 seeds, while each usual mistake scores in the thousands (README).
@@ -101,10 +97,10 @@ Tally play(const Setup& s, int rounds, uint64_t seed, Round round) {
   const std::size_t V = s.p[0].size();
   Tally t{std::vector<std::vector<int64_t>>(static_cast<std::size_t>(s.gamma() + 1), std::vector<int64_t>(V, 0)),
           std::vector<int64_t>(static_cast<std::size_t>(s.gamma() + 1), 0)};
-  infer::Sampler u = uniforms(seed);
+  exercise::Uniforms u(seed);
   std::vector<int> guesses(static_cast<std::size_t>(s.gamma()));
   for (int r = 0; r < rounds; ++r) {
-    for (std::size_t i = 0; i < guesses.size(); ++i) guesses[i] = exercise::draw(s.q[i], u.uniform());
+    for (std::size_t i = 0; i < guesses.size(); ++i) guesses[i] = exercise::draw(s.q[i], u());
     const exercise::RoundResult out = round(guesses, u);
     if (out.accepted < 0 || out.accepted > s.gamma() || out.bonus != (out.accepted == s.gamma()) || out.next < 0 ||
         out.next >= static_cast<int>(V)) {
@@ -120,22 +116,8 @@ Tally play(const Setup& s, int rounds, uint64_t seed, Round round) {
 }
 
 Tally play_yours(const Setup& s, int rounds, uint64_t seed) {
-  return play(s, rounds, seed, [&](const std::vector<int>& guesses, infer::Sampler& u) {
-    return exercise::accept_round(s.p, guesses, s.q, [&u] { return u.uniform(); });
-  });
-}
-
-// The same rounds through chapter 07's accept_draft (float distributions, its own sampler).
-Tally play_library(const Setup& s, int rounds, uint64_t seed) {
-  std::vector<std::vector<float>> p;
-  for (const auto& row : s.p) p.emplace_back(row.begin(), row.end());
-  infer::Draft draft;
-  for (const auto& row : s.q) draft.q.emplace_back(row.begin(), row.end());
-  infer::Sampler sampler = uniforms(seed + 1);
-  return play(s, rounds, seed, [&](const std::vector<int>& guesses, infer::Sampler&) {
-    draft.tokens.assign(guesses.begin(), guesses.end());
-    const infer::RoundOutcome r = infer::accept_draft(p, draft, sampler);
-    return exercise::RoundResult{r.accepted, r.next, r.bonus};
+  return play(s, rounds, seed, [&](const std::vector<int>& guesses, exercise::Uniforms& u) {
+    return exercise::accept_round(s.p, guesses, s.q, [&u] { return u(); });
   });
 }
 
@@ -163,7 +145,7 @@ TEST_CASE("the residual is max(0, p − q), normalised", "[exercise]") {
   CHECK(exercise::residual(same, same) == same);
 }
 
-TEST_CASE("greedy: one-hot p and q keep the guesses up to the first mismatch, as accept_draft does", "[exercise]") {
+TEST_CASE("greedy: one-hot p and q keep the guesses up to the first mismatch", "[exercise]") {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> token(0, 4);
   std::bernoulli_distribution right(0.7);
@@ -177,12 +159,12 @@ TEST_CASE("greedy: one-hot p and q keep the guesses up to the first mismatch, as
     for (int t : target) p.push_back(one_hot(t));
     for (int g : guesses) q.push_back(one_hot(g));
 
-    // What chapter 07's accept_draft decides (a deterministic guess: q is one-hot).
-    std::vector<std::vector<float>> pf;
-    for (const auto& row : p) pf.emplace_back(row.begin(), row.end());
-    const infer::Draft draft{std::vector<int32_t>(guesses.begin(), guesses.end()), {}};
-    infer::Sampler sampler = uniforms(1);
-    const infer::RoundOutcome want = infer::accept_draft(pf, draft, sampler);
+    // Greedy speculative decoding, counted by hand: the guesses stand up to the first one that is
+    // not the target's token; then the target's token at that position (a bonus if none differed).
+    exercise::RoundResult want;
+    while (want.accepted < gamma && guesses[want.accepted] == target[want.accepted]) ++want.accepted;
+    want.next = target[want.accepted];
+    want.bonus = want.accepted == gamma;
 
     // The uniforms must not matter: not the smallest one (0 < p/q = 0 is false) nor the largest.
     for (double fixed : {0.0, std::nextafter(1.0, 0.0)}) {
@@ -199,13 +181,13 @@ TEST_CASE("a guess the target rules out is always rejected, and the correction c
   // γ = 1, p and q differ at every token. Rejected rounds must draw only tokens 0 and 3, in the
   // ratio 0.20 : 0.15 of p − q — not p's ratios, which would also give tokens 2 and 4.
   const Setup s{{{0.35, 0.05, 0.30, 0.20, 0.10}, {0.2, 0.2, 0.2, 0.2, 0.2}}, {{0.15, 0.25, 0.40, 0.05, 0.15}}};
-  infer::Sampler u = uniforms(11);
+  exercise::Uniforms u(11);
   std::vector<int64_t> corrections(5, 0);
   int64_t rejected = 0, not_a_token = 0;
   const int rounds = 100000;
   for (int r = 0; r < rounds; ++r) {
-    const int guess = exercise::draw(s.q[0], u.uniform());
-    const auto out = exercise::accept_round(s.p, {guess}, s.q, [&u] { return u.uniform(); });
+    const int guess = exercise::draw(s.q[0], u());
+    const auto out = exercise::accept_round(s.p, {guess}, s.q, [&u] { return u(); });
     if (out.accepted == 1) continue;
     ++rejected;
     if (out.next < 0 || out.next >= 5) {
@@ -253,23 +235,20 @@ TEST_CASE("sampled: guesses are kept with probability Σ min(p, q) at each posit
   CHECK(stat < chi2_critical(s.gamma()));
 }
 
-TEST_CASE("figure: chi-square of the output against p, yours and chapter 07's accept_draft", "[exercise][figure]") {
+TEST_CASE("figure: chi-square of the output against p", "[exercise][figure]") {
   const Setup& s = kThreeGuesses;
   const int rounds = 200000;
-  const Tally yours = play_yours(s, rounds, 2024), library = play_library(s, rounds, 2024);
+  const Tally yours = play_yours(s, rounds, 2024);
   std::cout << fmt::format("{} rounds of γ = {} guesses, vocabulary 5; chi-square against p (critical value at 1e-5)\n", rounds, s.gamma());
-  std::cout << "  position        tokens there   yours    accept_draft   critical\n";
+  std::cout << "  position        tokens there   chi-square   critical\n";
   for (std::size_t i = 0; i < yours.at_position.size(); ++i) {
     int64_t n = 0;
     for (int64_t c : yours.at_position[i]) n += c;
-    std::cout << fmt::format("  {:<15} {:>12}   {:>6.2f}   {:>12.2f}   {:>8.2f}\n",
-                             fmt::format("{}{}", i + 1, static_cast<int>(i) == s.gamma() ? " (bonus)" : ""), n,
-                             chi_square(yours.at_position[i], s.p[i]), chi_square(library.at_position[i], s.p[i]),
-                             chi2_critical(degrees_of_freedom(s.p[i])));
+    std::cout << fmt::format("  {:<15} {:>12}   {:>10.2f}   {:>8.2f}\n", fmt::format("{}{}", i + 1, static_cast<int>(i) == s.gamma() ? " (bonus)" : ""), n,
+                             chi_square(yours.at_position[i], s.p[i]), chi2_critical(degrees_of_freedom(s.p[i])));
   }
   const Distribution law = accepted_count_law(s);
-  std::cout << "  guesses kept    predicted      yours    accept_draft\n";
+  std::cout << "  guesses kept    predicted      yours\n";
   for (std::size_t k = 0; k < law.size(); ++k)
-    std::cout << fmt::format("  {:<15} {:>12.4f}   {:>6.4f}   {:>12.4f}\n", k, law[k],
-                             static_cast<double>(yours.accepted[k]) / rounds, static_cast<double>(library.accepted[k]) / rounds);
+    std::cout << fmt::format("  {:<15} {:>12.4f}   {:>6.4f}\n", k, law[k], static_cast<double>(yours.accepted[k]) / rounds);
 }

@@ -1,5 +1,5 @@
-// Grades exercise 07 (adaptive γ): the choice of γ against brute force with chapter 07's
-// predicted_speedup, its edge cases, the running estimate of α, and a simulated run whose
+// Grades exercise 07 (adaptive γ): the choice of γ against brute force with the closed form of
+// the predicted speed-up (written out below), its edge cases, the running estimate of α, and a simulated run whose
 // acceptance rate changes halfway, where the adaptive choice must keep up with the best fixed γ.
 #include <algorithm>
 #include <cmath>
@@ -11,27 +11,26 @@
 #include <fmt/format.h>
 
 #include "adaptive_gamma.hpp"
-#include "sampling/sampler.hpp"
-#include "analytic.hpp"  // chapter 07: expected_tokens, predicted_speedup
+#include "test_helpers.hpp"  // exercise::Uniforms
 
 namespace {
 
 using exercise::kMaxGamma;
 
-// Seeded uniforms in [0, 1), the same on every machine: the library's sampler, which the
-// chapter binaries draw from too.
-infer::Sampler uniforms(uint64_t seed) { return infer::Sampler({.temperature = 1.0f, .seed = seed}); }
-
 // A round of γ guesses when each is kept with probability α, independently: how many are kept
 // before the first rejection.
-int bernoulli_round(infer::Sampler& u, double alpha, int gamma) {
+int bernoulli_round(exercise::Uniforms& u, double alpha, int gamma) {
   int kept = 0;
-  while (kept < gamma && u.uniform() < alpha) ++kept;
+  while (kept < gamma && u() < alpha) ++kept;
   return kept;
 }
 
+// S(α, γ) = E / (γc + 1) with E in closed form, (1 − α^(γ+1)) / (1 − α), and γ + 1 at α = 1 (the
+// answer sums the series instead: a different route to the same number).
 double speedup(double alpha, int gamma, double c) {
-  return gamma == 0 ? 1.0 : infer::spec::predicted_speedup(alpha, gamma, c);
+  if (gamma == 0) return 1.0;
+  const double expected = alpha == 1.0 ? gamma + 1.0 : (1.0 - std::pow(alpha, gamma + 1)) / (1.0 - alpha);
+  return expected / (gamma * c + 1.0);
 }
 
 // A run of `tokens` tokens whose acceptance rate is alpha_before for the first half and
@@ -48,7 +47,7 @@ struct RunResult {
 
 // gamma_fixed ≥ 0: that γ every step; −1: exercise::next_gamma with exercise::record_round.
 RunResult simulate(const Scenario& s, int gamma_fixed, int tokens = 20000, uint64_t seed = 5) {
-  infer::Sampler u = uniforms(seed);
+  exercise::Uniforms u(seed);
   exercise::AcceptanceEstimate estimate;
   int64_t produced = 0, steps[2] = {0, 0}, gamma_sum[2] = {0, 0};
   double time = 0;
@@ -107,7 +106,7 @@ TEST_CASE("best_gamma: the edge cases", "[exercise]") {
 
 TEST_CASE("the estimate counts only the guesses that were checked", "[exercise]") {
   for (const auto& [alpha, gamma] : {std::pair{0.8, 8}, std::pair{0.5, 3}}) {
-    infer::Sampler u = uniforms(17);
+    exercise::Uniforms u(17);
     exercise::AcceptanceEstimate e;
     double sum = 0;
     for (int round = 0; round < 1000; ++round) {
@@ -124,6 +123,16 @@ TEST_CASE("every guess kept: the estimate goes to 1 and γ to the largest", "[ex
   for (int round = 0; round < 30; ++round) exercise::record_round(e, 4, 4);
   CHECK(e.alpha > 0.95);  // 4 checked, 4 kept — there was no fifth guess to reject
   CHECK(exercise::next_gamma(e, 0.1) == kMaxGamma);
+}
+
+TEST_CASE("old rounds fade: the estimate follows a change of text", "[exercise]") {
+  // 2000 rounds that keep everything, then 200 that keep nothing: an estimate that never forgets
+  // would still say α ≈ 0.97 and keep speculating at full γ on text where every guess fails.
+  exercise::AcceptanceEstimate e;
+  for (int round = 0; round < 2000; ++round) exercise::record_round(e, 4, 4);
+  for (int round = 0; round < 200; ++round) exercise::record_round(e, 4, 0);
+  INFO("estimate after the change: " << e.alpha);
+  CHECK(e.alpha < 0.25);
 }
 
 TEST_CASE("nothing kept: no speculation, but a γ = 1 probe every 16 steps", "[exercise]") {

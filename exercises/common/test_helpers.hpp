@@ -1,14 +1,10 @@
-// Small helpers shared by the exercise tests.
+// Small helpers shared by the exercise tests. Standard C++ only: the tests that include just this
+// link no part of the course's library (exercises/CMakeLists.txt).
 #pragma once
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <random>
-#include <stdexcept>
 #include <vector>
-
-#include "tensor/tensor.hpp"
 
 namespace exercise {
 
@@ -21,20 +17,16 @@ inline std::vector<float> random_normal(std::size_t n, float scale, unsigned see
   return x;
 }
 
-// Largest |a − b| over two tensors of the same shape (logits, attention outputs).
-inline float max_abs_diff(const infer::Tensor& a, const infer::Tensor& b) {
-  const auto x = a.to_vector(), y = b.to_vector();
-  if (x.size() != y.size()) throw std::invalid_argument("max_abs_diff: different sizes");
-  float m = 0.0f;
-  for (std::size_t i = 0; i < x.size(); ++i) m = std::max(m, std::fabs(x[i] - y[i]));
-  return m;
-}
+// Seeded uniforms in [0, 1), the same on every machine: the 64-bit Mersenne Twister is specified
+// to the bit by the standard, and its top 53 bits make a double directly (the standard's
+// uniform_real_distribution may differ between library versions).
+class Uniforms {
+ public:
+  explicit Uniforms(uint64_t seed) : rng_(seed) {}
+  double operator()() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
 
-// n token ids spread over a vocabulary of `vocab`, without the repetition of a short cycle.
-inline std::vector<int32_t> spread_tokens(int n, int vocab) {
-  std::vector<int32_t> t(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) t[i] = (i * 37 + 11) % vocab;
-  return t;
-}
+ private:
+  std::mt19937_64 rng_;
+};
 
 }  // namespace exercise
