@@ -2,7 +2,8 @@
 //
 //   ch07_speculative_decoding                       the demo (accepted guesses in green on a
 //                                                   terminal), then every table
-//   ch07_speculative_decoding --draft lookup -p ... one draft, your prompt
+//   ch07_speculative_decoding --draft lookup -p ... one draft, your prompt: its demo only
+//   ch07_speculative_decoding --draft q8_0 --tables that demo, then every table
 //   ch07_speculative_decoding --no-tables           only the demo
 #include <unistd.h>
 
@@ -32,7 +33,7 @@ struct Options {
   std::vector<std::string> drafts = {"int8", "int4-g128", "nf4", "q8_0", "q4_1", "layers-10", "layers-20", "lookup"};
   std::vector<int> gammas = {1, 2, 3, 4, 6, 8};
   int gamma = 4, repeats = 3;
-  bool no_tables = false;
+  bool tables = false, no_tables = false;
 };
 
 // Streams the text as it is accepted: guesses the target kept in green, the target's own
@@ -64,7 +65,7 @@ class MarkedStreamer {
 };
 
 // The demo: one speculative generation, streamed, then the same prompt decoded plainly.
-void run_demo(LoadedModel& m, const CommonOptions& o, const Options& opt, RunRecord& record) {
+void run_demo(LoadedModel& m, const CommonOptions& o, const Options& opt, RunRecord& record, bool with_tables) {
   record.prompt_ids = encode_prompt(m, o);
   const auto capacity = std::ssize(record.prompt_ids) + o.n_predict + opt.gamma + 1;
   std::unique_ptr<Drafter> drafter = spec::make_drafter(opt.draft, m, o, opt.draft_model, capacity);
@@ -93,11 +94,12 @@ void run_demo(LoadedModel& m, const CommonOptions& o, const Options& opt, RunRec
 
   const SpeculativeStats& s = gen.stats;
   fmt::print("\n{} tokens with draft \"{}\", γ = {}: {} rounds, {} of {} guesses accepted (α = {:.3f}), {:.2f} tokens "
-             "per target pass; {:.1f} tokens/s against {:.1f} for plain decoding: {:.2f}× (this one run; medians below)\n",
+             "per target pass; {:.1f} tokens/s against {:.1f} for plain decoding: {:.2f}× (this one run{})\n",
              gen.steps.size(), drafter->name(), opt.gamma, s.rounds, s.accepted, s.drafted, s.alpha(),
              s.tokens_per_round(), static_cast<double>(gen.steps.size()) / s.total_seconds,
              static_cast<double>(plain.steps.size()) / plain_seconds,
-             plain_seconds / s.total_seconds * static_cast<double>(gen.steps.size()) / static_cast<double>(plain.steps.size()));
+             plain_seconds / s.total_seconds * static_cast<double>(gen.steps.size()) / static_cast<double>(plain.steps.size()),
+             with_tables ? "; medians below" : "");
   if (greedy)
     fmt::print("against chapter 03's greedy decoding: {}, largest top-5 logit difference {:g}\n\n",
                cmp.identical_tokens() ? "identical tokens" : fmt::format("FIRST DIFFERENCE AT STEP {}", cmp.first_divergence + 1),
@@ -105,9 +107,9 @@ void run_demo(LoadedModel& m, const CommonOptions& o, const Options& opt, RunRec
   else
     fmt::print("sampling (temperature {}): the tokens differ from a plain run's, their distribution does not\n\n",
                o.sampling.temperature);
-  record.figures["demo"] = {{"draft", opt.draft}, {"gamma", opt.gamma}, {"tokens", gen.steps.size()},
-                            {"rounds", s.rounds}, {"drafted", s.drafted}, {"accepted", s.accepted}, {"alpha", s.alpha()},
-                            {"seconds", s.total_seconds}, {"plain_seconds", plain_seconds},
+  record.figures["demo"] = {{"draft", spec::draft_label(opt.draft, opt.draft_model)}, {"gamma", opt.gamma},
+                            {"tokens", gen.steps.size()}, {"rounds", s.rounds}, {"drafted", s.drafted},
+                            {"accepted", s.accepted}, {"alpha", s.alpha()}, {"seconds", s.total_seconds}, {"plain_seconds", plain_seconds},
                             {"prefill_seconds", s.prefill_seconds}, {"draft_seconds", s.draft_seconds},
                             {"verify_seconds", s.verify_seconds},
                             {"identical_to_plain", greedy && cmp.identical_tokens()}};
@@ -134,8 +136,13 @@ int main(int argc, char** argv) {
   app.add_option("--repeats", opt.repeats, "runs per configuration (tables show medians)")
       ->check(whole_number(1, 100))->capture_default_str();
   app.add_option("--plot", opt.plot, "SVG plot of measured and predicted speed-up against γ")->capture_default_str();
-  app.add_flag("--no-tables", opt.no_tables, "only the demo");
+  CLI::Option* tables = app.add_flag("--tables", opt.tables, "every table, of every draft in --drafts (the default "
+                                                             "when neither --draft nor --draft-model names one)");
+  app.add_flag("--no-tables", opt.no_tables, "only the demo")->excludes(tables);
 
+  // Line by line even into a pipe or a file, so the streamed text's last line is out before
+  // anything written to stderr after it (progress lines, errors).
+  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   return run_main(app, argc, argv, [&] {
     // Every flag is checked before any work.
     if (!opt.draft_model.empty()) {
@@ -147,13 +154,19 @@ int main(int argc, char** argv) {
     if (!opt.draft_model.empty() && std::find(drafts.begin(), drafts.end(), "file") == drafts.end()) drafts.push_back("file");
     for (const std::string& d : drafts) spec::check_draft_name(d, opt.draft_model);
     const std::vector<int>& gammas = opt.gammas;
-    if (opt.no_tables) refuse_flags(app, "--no-tables", {"--csv", "--drafts", "--gammas", "--repeats", "--plot"});
-    if (!opt.no_tables) check_output_path(opt.plot, "--plot");
+    // A run that names its draft is a question about that draft: its demo, not the minutes that
+    // every table of every draft takes, unless asked for.
+    const bool named = app.count("--draft") > 0 || !opt.draft_model.empty();
+    const bool with_tables = opt.tables || (!named && !opt.no_tables);
+    if (!with_tables)
+      refuse_flags(app, opt.no_tables ? "--no-tables" : "a run that names its draft (add --tables)",
+                   {"--csv", "--drafts", "--gammas", "--repeats", "--plot"});
+    if (with_tables) check_output_path(opt.plot, "--plot");
 
     LoadedModel m = load_model(o);
     RunRecord record = new_record("ch07_speculative_decoding", o);
-    run_demo(m, o, opt, record);
-    if (!opt.no_tables) {
+    run_demo(m, o, opt, record, with_tables);
+    if (with_tables) {
       for (const Table& t : {spec::expected_tokens_table(), spec::analytic_speedup_table({0.1, 0.2})}) {
         t.emit(o.csv_path);
       }
@@ -163,6 +176,8 @@ int main(int argc, char** argv) {
       record.figures["threads"] = bw.threads;
       spec::SpeculationStudy study(m, o, {drafts, opt.draft_model, opt.gamma, gammas, opt.repeats, opt.plot}, record.figures);
       study.run();
+    } else if (!opt.no_tables) {
+      fmt::print("(every table, of every draft: add --tables; a few minutes)\n");
     }
     save_record(record, o, &m.tokenizer);
   });

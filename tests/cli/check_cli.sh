@@ -132,6 +132,8 @@ if [[ $mode == flags ]]; then
   expect 2 "error: --threads is not used by --memory" "$ch06" --memory -t 2
   expect 2 "error: --csv is not used by --no-tables" "$ch07" --no-tables --csv t.csv
   expect 2 "error: --plot is not used by --no-tables" "$ch07" --no-tables --plot p.svg
+  expect 2 "error: --csv is not used by a run that names its draft \(add --tables\)" "$ch07" --draft q8_0 --csv t.csv
+  expect 2 "error: --tables excludes --no-tables" "$ch07" --tables --no-tables
 
   # --- exit 2 for bad usage, 1 for a failed run, in every binary ---
   printf 'this is not a GGUF file, just some bytes long enough to be read as a header....' > bad.gguf
@@ -187,6 +189,15 @@ err=$("$ch06" -m "$model" --quant int8 -n 100000000 2>&1 >/dev/null)
 [[ $? == 2 ]] || fail "ch06 --quant -n 100000000 did not exit 2: $err"
 grep -q "exceeds the context length" <<<"$err" || fail "ch06 --quant -n 100000000: $err"
 grep -q "packed every matrix" <<<"$err" && fail "ch06 packed the matrices before refusing -n 100000000"
+
+# --- chapter 07: a run that names its draft shows that draft's demo, not every table; a
+#     --draft-model draft is named by its file name, in the output and in the record ---
+ln -s "$model" student.gguf
+"$ch07" -m "$model" -p "$prompt" -n 8 --draft-model student.gguf --json spec.json >spec.txt 2>&1 || fail "ch07 --draft-model failed: $(cat spec.txt)"
+grep -q 'tokens with draft "student.gguf"' spec.txt || fail "ch07 does not name the --draft-model draft by its file: $(cat spec.txt)"
+grep -q "preparing draft" spec.txt && fail "ch07 with a named draft ran the tables: $(cat spec.txt)"
+python3 -c 'import json, sys; sys.exit(json.load(open("spec.json"))["figures"]["demo"]["draft"] != "student.gguf")' ||
+  fail "ch07's record does not name the --draft-model draft by its file name"
 
 # --- stage_diff on real records ---
 # Short runs (the naive loop's steps are the slow part): greedy in chapters 01 and 02, a sampled

@@ -2,8 +2,10 @@
 
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "03_gqa/grouped_kv_cache.hpp"
+#include "question_battery.hpp"  // greedy_batch, chat_prompt
 #include "tensor/ops.hpp"
 
 namespace infer::quant {
@@ -12,6 +14,18 @@ int64_t GreedyReference::positions() const {
   int64_t n = 0;
   for (const auto& c : continuations) n += std::ssize(c);
   return n;
+}
+
+GreedyReference greedy_reference(Llama& model, const Tokenizer& tokenizer, int tokens_per_prompt) {
+  static const std::vector<std::string> prompts = {
+      "Write a short story about a cat who learns to swim.",
+      "Explain how a bicycle works to a ten-year-old.",
+      "Describe a busy market on a Saturday morning.",
+  };
+  GreedyReference ref;
+  for (const std::string& p : prompts) ref.prompts.push_back(chat_prompt(tokenizer, p));
+  ref.continuations = greedy_batch(model, tokenizer, ref.prompts, tokens_per_prompt, /*stop_at_end=*/true);
+  return ref;
 }
 
 AgreementCount greedy_agreement_with(Llama& model, const GreedyReference& ref) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/llama.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace infer::quant {
 
@@ -25,6 +26,12 @@ struct AgreementCount {
   int64_t positions = 0, agreeing = 0;
   double rate() const { return positions > 0 ? static_cast<double>(agreeing) / static_cast<double>(positions) : 0; }
 };
+
+// The study's positions: the reference model's greedy answers, under the chat template, to three
+// prompts (a story, an explanation, a description): 3 × 48 = 144 positions at 48 tokens each,
+// when no answer ends early (the default model's do not). Chapter 07 measures its drafts' α on
+// the same positions.
+GreedyReference greedy_reference(Llama& model, const Tokenizer& tokenizer, int tokens_per_prompt);
 
 // At each generated position, does `model` choose the reference's token given the same prefix?
 AgreementCount greedy_agreement_with(Llama& model, const GreedyReference& reference);

@@ -37,14 +37,6 @@ std::string ratio_text(double r) {
   return r < 2 ? fmt::format("{:+.1f}%", 100 * (r - 1)) : r < 1e4 ? fmt::format("{:.1f}×", r) : fmt::format("{:.2g}×", r);
 }
 
-// Prompts whose fp32 greedy answers are the agreement positions: 3 × 48 = 144 when no answer
-// ends early (these three do not, at the default --agree-tokens).
-const std::vector<std::string> kAgreementPrompts = {
-    "Write a short story about a cat who learns to swim.",
-    "Explain how a bicycle works to a ten-year-old.",
-    "Describe a busy market on a Saturday morning.",
-};
-
 
 constexpr float kSmoothAlpha = 0.5f;  // SmoothQuant's migration strength (the paper's default for most models)
 
@@ -75,9 +67,7 @@ void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions
   const ReferenceWeights reference = keep_reference(model);
 
   // The reference's greedy output, once.
-  GreedyReference greedy;
-  for (const std::string& p : kAgreementPrompts) greedy.prompts.push_back(chat_prompt(tok, p));
-  greedy.continuations = greedy_batch(model, tok, greedy.prompts, q.agree_tokens, /*stop_at_end=*/true);
+  const GreedyReference greedy = greedy_reference(model, tok, q.agree_tokens);  // agreement.hpp
   if (greedy.positions() < 144)
     fmt::print(stderr, "note: the reference's greedy answers give only {} agreement positions (raise --agree-tokens)\n",
                greedy.positions());

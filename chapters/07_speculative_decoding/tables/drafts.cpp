@@ -1,6 +1,7 @@
 #include "drafts.hpp"
 
 #include <charconv>
+#include <filesystem>
 #include <optional>
 
 #include <fmt/format.h>
@@ -27,6 +28,10 @@ std::optional<int> layer_count(const std::string& name) {
 const char* kChoices = "int8, int4-g128, nf4, q8_0, q4_1, layers-K (1 ≤ K ≤ layers), lookup, target, file";
 
 }  // namespace
+
+std::string draft_label(const std::string& name, const std::string& draft_model_path) {
+  return name == "file" ? std::filesystem::path(draft_model_path).filename().string() : name;
+}
 
 void check_draft_name(const std::string& name, const std::string& draft_model_path) {
   if (quant::parse_format_flag(name) || layer_count(name) || name == "lookup" || name == "target") return;
@@ -66,7 +71,7 @@ std::unique_ptr<Drafter> make_drafter(const std::string& name, LoadedModel& targ
   const int vd = draft.model.config().vocab_size, vt = t.config().vocab_size;
   if (vd != vt || draft.tokenizer.decode({vt - 1}) != target.tokenizer.decode({vt - 1}))
     throw UsageError(fmt::format("--draft-model {}: its vocabulary ({} tokens) is not the target's ({})", draft_model_path, vd, vt));
-  return std::make_unique<ModelDrafter>(draft.model.config().describe(), std::move(draft.model), capacity, sampling);
+  return std::make_unique<ModelDrafter>(draft_label(name, draft_model_path), std::move(draft.model), capacity, sampling);
 }
 
 }  // namespace infer::spec

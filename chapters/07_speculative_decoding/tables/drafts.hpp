@@ -3,7 +3,7 @@
 //   layers-K                           the target's first K layers, then its norm and head
 //   lookup                             prompt lookup (no model)
 //   target                             the target itself (α = 1: the check that nothing is lost)
-//   file                               the GGUF given with --draft-model
+//   file                               the GGUF given with --draft-model (named by its file name)
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,10 @@ namespace infer::spec {
 
 // Throws UsageError naming the valid choices for an unknown name.
 void check_draft_name(const std::string& name, const std::string& draft_model_path);
+
+// How tables and records name a draft given on the command line: its name, except a --draft-model
+// file, which is named by its file name ("student.gguf"), not by the word "file".
+std::string draft_label(const std::string& name, const std::string& draft_model_path);
 
 // A drafter for `name`, drawing with the target's sampling settings, with room for `capacity`
 // positions. A quantized draft is packed from the target's weights on the CPU and loaded again

@@ -2,15 +2,18 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "agreement_alpha.hpp"
 #include "analytic.hpp"
 #include "drafts.hpp"
 #include "measure/svg_plot.hpp"
 #include "measure/timing.hpp"
 #include "model_drafter.hpp"
 #include "06_quantization/packed_kernels.hpp"  // the format names
+#include "06_quantization/tables/quality_tables.hpp"  // chapter 06's answer length for agreement
 
 namespace infer::spec {
 
@@ -25,6 +28,13 @@ std::string same_tokens(const Timed& run, const Timed& plain, bool greedy) {
 }
 
 }  // namespace
+
+NamedRow& NamedRow::set(std::string_view header, std::string cell) {
+  const auto it = std::find(headers_.begin(), headers_.end(), header);
+  if (it == headers_.end()) throw std::logic_error(fmt::format("table row: no column \"{}\"", header));
+  cells_[static_cast<std::size_t>(it - headers_.begin())] = std::move(cell);
+  return *this;
+}
 
 std::vector<TextKind> text_kinds(const LoadedModel& m) {
   auto chat = [&](const std::string& question) {
@@ -44,17 +54,24 @@ SpeculationStudy::SpeculationStudy(LoadedModel& m, const CommonOptions& o, Study
 
 void SpeculationStudy::run() {
   const int max_gamma = std::max(s_.gamma, *std::max_element(s_.gammas.begin(), s_.gammas.end()));
-  int64_t longest = std::ssize(prompt_);
-  for (const TextKind& t : text_kinds(m_)) longest = std::max(longest, std::ssize(t.prompt));
-  const int64_t capacity = longest + o_.n_predict + max_gamma + 1;
+  int64_t longest = std::ssize(prompt_) + o_.n_predict;
+  for (const TextKind& t : text_kinds(m_)) longest = std::max(longest, std::ssize(t.prompt) + o_.n_predict);
+  // α beside chapter 06's agreement needs greedy drafts and chapter 06's rounding (on the CPU);
+  // its positions are the fp32 model's answers, generated once here.
+  if (o_.sampling.temperature == 0.0f && m_.model.device().is_cpu()) {
+    agreement_ = quant::greedy_reference(m_.model, m_.tokenizer, quant::QualityOptions{}.agree_tokens);
+    for (std::size_t i = 0; i < agreement_->prompts.size(); ++i)
+      longest = std::max(longest, std::ssize(agreement_->prompts[i]) + std::ssize(agreement_->continuations[i]));
+  }
+  const int64_t capacity = longest + max_gamma + 1;
 
   // Costs at the middle of a generation: the prompt's text repeated to prompt + n/2 tokens.
   const std::vector<int32_t> context =
       repeated_tokens(m_.tokenizer, o_.prompt, std::ssize(prompt_) + o_.n_predict / 2);
   std::vector<Drafter*> drafters;
   for (const std::string& name : s_.drafts) {
-    fmt::print(stderr, "preparing draft {} ...\n", name);
-    MeasuredDraft d{name, make_drafter(name, m_, o_, s_.draft_model, capacity)};
+    fmt::print(stderr, "preparing draft {} ...\n", draft_label(name, s_.draft_model));
+    MeasuredDraft d{name, draft_label(name, s_.draft_model), make_drafter(name, m_, o_, s_.draft_model, capacity)};
     if (const auto* md = dynamic_cast<const ModelDrafter*>(d.drafter.get()))
       d.bytes_per_guess = static_cast<double>(md->model().weights().bytes_per_token());
     drafters.push_back(d.drafter.get());
@@ -64,6 +81,7 @@ void SpeculationStudy::run() {
   for (std::size_t i = 0; i < drafts_.size(); ++i) drafts_[i].c = costs_.c[i];
   verify_cost_table();
   per_draft_table();
+  agreement_table();
   gamma_sweep();
   texts_table();
 }
@@ -85,46 +103,63 @@ void SpeculationStudy::verify_cost_table() {
   t.emit(o_.csv_path);
 }
 
+Table draft_table(const std::string& title, int gamma, const Timed& plain, std::span<const DraftResult> drafts,
+                  bool greedy) {
+  std::vector<std::string> headers = {"draft", "MB / guess", "c", "α"};
+  for (int i = 1; i <= gamma; ++i) headers.push_back(fmt::format("α at {}", i));
+  for (const char* h : {"tokens / pass", "tokens/s", "speed-up", "predicted", "measured ÷ predicted",
+                        "tokens = plain", "verdict"})
+    headers.emplace_back(h);
+  Table t(title, headers);
+  // Plain decoding has only a speed; its other cells stay empty.
+  t.add_row(NamedRow(headers)
+                .set("draft", "none: plain decoding (chapter 03)")
+                .set("tokens/s", fmt::format("{:.1f}", plain.tokens_per_second()))
+                .set("speed-up", "1.00×")
+                .cells());
+  for (const DraftResult& d : drafts) {
+    const SpeculativeStats& st = d.run.stats;
+    const double speedup = plain.seconds / d.run.seconds;
+    NamedRow row(headers);
+    row.set("draft", d.name)
+        .set("MB / guess", fmt::format("{:.1f}", d.bytes_per_guess / 1e6))
+        .set("c", fmt::format("{:.3f}", d.c))
+        .set("α", fmt::format("{:.3f}", st.alpha()));
+    for (int i = 1; i <= gamma; ++i) row.set(fmt::format("α at {}", i), fmt::format("{:.2f}", st.alpha_at(i - 1)));
+    row.set("tokens / pass", fmt::format("{:.2f}", st.tokens_per_round()))
+        .set("tokens/s", fmt::format("{:.1f}", d.run.tokens_per_second()))
+        .set("speed-up", cell::times(speedup))
+        .set("predicted", cell::times(d.predicted))
+        .set("measured ÷ predicted", fmt::format("{:.2f}", speedup / d.predicted))
+        .set("tokens = plain", same_tokens(d.run, plain, greedy))
+        .set("verdict", verdict(speedup));
+    t.add_row(row.cells());
+  }
+  return t;
+}
+
 void SpeculationStudy::per_draft_table() {
   std::vector<Config> configs = {{nullptr, 0}};
   for (const MeasuredDraft& d : drafts_) configs.push_back({d.drafter.get(), s_.gamma});
   const std::vector<Timed> runs =
       time_configs(m_, configs, prompt_, o_.n_predict, o_.sampling, s_.repeats, "drafts");
-  const bool greedy = o_.sampling.temperature == 0.0f;
-  std::vector<std::string> headers = {"draft", "MB / guess", "c", "α"};
-  for (int i = 1; i <= s_.gamma; ++i) headers.push_back(fmt::format("α at {}", i));
-  for (const char* h : {"tokens / pass", "tokens/s", "speed-up", "predicted", "measured ÷ predicted",
-                        "tokens = plain", "verdict"})
-    headers.emplace_back(h);
-  Table t(fmt::format("Each draft at γ = {}: {} tokens after the {}-token prompt, median of {} runs", s_.gamma,
-                      o_.n_predict, prompt_.size(), s_.repeats),
-          headers);
   const Timed& plain = runs[0];
-  std::vector<std::string> plain_row = {"none: plain decoding (chapter 03)", "", "", ""};
-  plain_row.resize(headers.size());
-  plain_row[headers.size() - 5] = fmt::format("{:.1f}", plain.tokens_per_second());
-  plain_row[headers.size() - 4] = "1.00×";
-  t.add_row(plain_row);
+  std::vector<DraftResult> results;
   for (std::size_t i = 0; i < drafts_.size(); ++i) {
     MeasuredDraft& d = drafts_[i];
     const Timed& r = runs[i + 1];
     d.speedup = plain.seconds / r.seconds;
     const double predicted = predicted_for(r.stats, d.c, costs_);
-    std::vector<std::string> row = {d.drafter->name(), fmt::format("{:.1f}", d.bytes_per_guess / 1e6),
-                                    fmt::format("{:.3f}", d.c), fmt::format("{:.3f}", r.stats.alpha())};
-    for (int p = 0; p < s_.gamma; ++p) row.push_back(fmt::format("{:.2f}", r.stats.alpha_at(p)));
-    for (const std::string& cell :
-         {fmt::format("{:.2f}", r.stats.tokens_per_round()), fmt::format("{:.1f}", r.tokens_per_second()),
-          cell::times(d.speedup), cell::times(predicted), fmt::format("{:.2f}", d.speedup / predicted), same_tokens(r, plain, greedy),
-          verdict(d.speedup)})
-      row.push_back(cell);
-    t.add_row(row);
-    figures_["drafts"].push_back({{"draft", d.flag}, {"name", d.drafter->name()}, {"bytes_per_guess", d.bytes_per_guess},
+    results.push_back({d.drafter->name(), d.bytes_per_guess, d.c, predicted, r});
+    figures_["drafts"].push_back({{"draft", d.label}, {"name", d.drafter->name()}, {"bytes_per_guess", d.bytes_per_guess},
                                   {"c", d.c}, {"alpha", r.stats.alpha()}, {"tokens_per_pass", r.stats.tokens_per_round()},
                                   {"tokens_per_second", r.tokens_per_second()}, {"speedup", d.speedup},
                                   {"predicted_speedup", predicted}, {"identical_to_plain", r.tokens == plain.tokens}});
   }
   figures_["plain_tokens_per_second"] = plain.tokens_per_second();
+  Table t = draft_table(fmt::format("Each draft at γ = {}: {} tokens after the {}-token prompt, median of {} runs",
+                                    s_.gamma, o_.n_predict, prompt_.size(), s_.repeats),
+                        s_.gamma, plain, results, o_.sampling.temperature == 0.0f);
   t.add_note(fmt::format("c: a guess's time ÷ a target decode step ({}), both measured at context {}. α: the share of "
                          "checked guesses accepted; \"α at i\": of guess i, when guesses 1 … i-1 were accepted.",
                          format_seconds(costs_.decode_seconds), costs_.context));
@@ -132,6 +167,26 @@ void SpeculationStudy::per_draft_table() {
              "cost v; γ̄ = guesses per round. Prompt lookup guesses only when it finds a match: its rounds without "
              "one count as plain decode steps (measure.hpp).");
   t.emit(o_.csv_path);
+}
+
+void SpeculationStudy::agreement_table() {
+  if (!agreement_) {
+    fmt::print("(α beside chapter 06's agreement: greedy runs on the CPU only; this run {})\n\n",
+               o_.sampling.temperature != 0.0f ? "samples" : "is on " + m_.model.device().name());
+    return;
+  }
+  std::vector<AgreementAlpha> rows;
+  for (MeasuredDraft& d : drafts_) {
+    if (d.flag == "lookup") continue;  // no model, nothing to agree
+    fmt::print(stderr, "agreement and α of {} ...\n", d.drafter->name());
+    rows.push_back(measure_agreement_alpha(m_, d.flag, *d.drafter, *agreement_, s_.gamma));
+    const AgreementAlpha& r = rows.back();
+    figures_["agreement_alpha"].push_back(
+        {{"draft", d.label}, {"name", r.draft}, {"agreement", r.agreement.agreeing}, {"positions", r.agreement.positions},
+         {"alpha_kept", r.alpha.agreeing}, {"alpha_checked", r.alpha.positions}, {"identical_to_fp32", r.same_tokens}});
+  }
+  if (rows.empty()) return;
+  agreement_alpha_table(rows, s_.gamma, agreement_->positions(), agreement_->prompts.size()).emit(o_.csv_path);
 }
 
 std::vector<MeasuredDraft*> SpeculationStudy::swept_drafts() {
@@ -182,7 +237,7 @@ void SpeculationStudy::gamma_sweep() {
                  fmt::format("{:.2f}", static_cast<double>(r.stats.drafted) / static_cast<double>(std::max<int64_t>(1, r.stats.rounds))),
                  fmt::format("{:.3f}", r.stats.alpha()), fmt::format("{:.2f}", r.stats.tokens_per_round()),
                  fmt::format("{:.1f}", r.tokens_per_second()), cell::times(s), cell::times(p), fmt::format("{:.2f}", s / p), verdict(s)});
-      figures_["gamma_sweep"].push_back({{"draft", d->flag}, {"gamma", g}, {"alpha", r.stats.alpha()},
+      figures_["gamma_sweep"].push_back({{"draft", d->label}, {"gamma", g}, {"alpha", r.stats.alpha()},
                                          {"tokens_per_pass", r.stats.tokens_per_round()},
                                          {"tokens_per_second", r.tokens_per_second()}, {"speedup", s},
                                          {"predicted_speedup", p}});
@@ -217,7 +272,7 @@ void SpeculationStudy::texts_table() {
       t.add_row({"", swept[i]->drafter->name(), std::to_string(configs[i + 1].gamma), fmt::format("{:.3f}", r.stats.alpha()),
                  fmt::format("{:.2f}", r.stats.tokens_per_round()), fmt::format("{:.1f}", r.tokens_per_second()), cell::times(s),
                  verdict(s)});
-      figures_["texts"].push_back({{"text", text.name}, {"draft", swept[i]->flag}, {"gamma", configs[i + 1].gamma},
+      figures_["texts"].push_back({{"text", text.name}, {"draft", swept[i]->label}, {"gamma", configs[i + 1].gamma},
                                    {"alpha", r.stats.alpha()}, {"speedup", s}});
     }
   }

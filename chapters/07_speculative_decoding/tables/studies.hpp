@@ -1,9 +1,12 @@
 // Chapter 07's tables from real runs: the cost of verifying, each draft's α and c and what it
-// buys, the γ sweep against the formula, and α by kind of text.
+// buys, α beside chapter 06's agreement, the γ sweep against the formula, and α by kind of text.
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +14,7 @@
 #include "app/cli.hpp"
 #include "drafter.hpp"
 #include "measure.hpp"
+#include "06_quantization/tables/agreement.hpp"
 
 namespace infer::spec {
 
@@ -33,12 +37,36 @@ std::vector<TextKind> text_kinds(const LoadedModel& m);
 // One measured draft.
 struct MeasuredDraft {
   std::string flag;                  // as given on the command line
+  std::string label;                 // in the records: the flag, or a --draft-model's file name
   std::unique_ptr<Drafter> drafter;
   double c = 0;                      // seconds per guess ÷ target decode step
   double bytes_per_guess = 0;        // weight bytes a guess streams (0: no model)
   double speedup = 0;                // at StudyOptions::gamma on the default prompt
   int best_gamma = 0;                // from the sweep (0: not swept)
 };
+
+// A table row filled by column name: a cell cannot land under another column's header, as a
+// row counted out by hand can when a column is added (set() throws for a name not in the headers).
+class NamedRow {
+ public:
+  explicit NamedRow(std::vector<std::string> headers) : headers_(std::move(headers)), cells_(headers_.size()) {}
+  NamedRow& set(std::string_view header, std::string cell);
+  std::vector<std::string> cells() const { return cells_; }
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<std::string> cells_;  // "" for a column not set
+};
+
+// One draft's row of the per-draft table, as measured.
+struct DraftResult {
+  std::string name;
+  double bytes_per_guess = 0, c = 0, predicted = 0;
+  Timed run;
+};
+// The per-draft table at γ = `gamma`: plain decoding's row (its speed, 1.00×), then each draft's.
+Table draft_table(const std::string& title, int gamma, const Timed& plain, std::span<const DraftResult> drafts,
+                  bool greedy);
 
 class SpeculationStudy {
  public:
@@ -48,6 +76,7 @@ class SpeculationStudy {
  private:
   void verify_cost_table();
   void per_draft_table();
+  void agreement_table();
   void gamma_sweep();
   void texts_table();
   std::vector<MeasuredDraft*> swept_drafts();
@@ -57,6 +86,7 @@ class SpeculationStudy {
   StudyOptions s_;
   nlohmann::json& figures_;
   std::vector<int32_t> prompt_;
+  std::optional<quant::GreedyReference> agreement_;  // chapter 06's positions (greedy runs on the CPU only)
   MeasuredCosts costs_;
   std::vector<MeasuredDraft> drafts_;
 };
