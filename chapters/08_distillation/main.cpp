@@ -6,6 +6,9 @@
 //   ch08_distillation --tokens 8192                a longer run (about 4× the training time)
 //   ch08_distillation --student-layers 20,12       two depths
 //   ch08_distillation --labels soft --temperature 2 --no-draft    one run
+//   ch08_distillation --labels hard,soft --soft-target both --seeds 1,2,3 --no-draft
+//                                                  hard vs soft, with the tail and without, over 3 seeds
+//   ch08_distillation --seed-table a.json,b.json   the seed table from runs made by separate commands
 
 #include <algorithm>
 #include <cstdio>
@@ -33,6 +36,9 @@ struct Options {
   std::vector<int> layers = {20};
   std::vector<std::string> labels = {"hard", "soft", "mix"};
   std::vector<double> temperatures = {1, 2, 4};
+  std::string soft_target = "tail";
+  std::vector<uint64_t> seeds;              // empty: --seed
+  std::vector<std::string> seed_table;      // run records to summarise instead of training
   double mix_temperature = 2, mix_weight = 0.5;
   int64_t tokens = 2048, eval_tokens = 512;
   int window = 128, teacher_k = 64, calibration_windows = 8, gamma = 4, repeats = 3;
@@ -76,8 +82,31 @@ int main(int argc, char** argv) {
   app.add_option("--out", opt.out, "the trained student as a GGUF file (-L<n> added per depth when several)")->capture_default_str();
   app.add_option("--plot", opt.plot, "SVG plot of the loss curves")->capture_default_str();
   app.add_flag("--no-draft", opt.no_draft, "skip the draft table");
+  app.add_option("--soft-target", opt.soft_target, "the soft label: the teacher's top k and one bucket for the rest "
+                 "(tail), the top k renormalised (renormalised), or a run of each (both: the ablation)")
+      ->check(CLI::IsMember({"tail", "renormalised", "both"}))->capture_default_str();
+  app.add_option("--seeds", opt.seeds, "train every run once per seed (the order of the windows; comma-separated); "
+                 "with two or more, the seed table")->delimiter(',');
+  app.add_option("--seed-table", opt.seed_table, "print the seed table from these --json records of earlier runs "
+                 "(comma-separated) and train nothing")->delimiter(',');
 
   return run_main(app, argc, argv, [&] {
+    if (!opt.seed_table.empty()) {  // no model, no training: the records' runs, one table
+      refuse_flags(app, "--seed-table", {"--model", "--student-layers", "--labels", "--temperature", "--mix-temperature",
+                                         "--mix-weight", "--tokens", "--window", "--batch", "--lr", "--teacher-k",
+                                         "--eval-tokens", "--gamma", "--repeats", "--out", "--plot", "--no-draft",
+                                         "--soft-target", "--seeds", "--seed", "--prompt", "--n-predict"});
+      check_output_path(o.json_path, "--json");
+      RunRecord record;
+      record.binary = "ch08_distillation";
+      std::vector<RunOutcome> runs;
+      for (const std::string& path : opt.seed_table)
+        for (RunOutcome& r : outcomes_from_record(path)) runs.push_back(std::move(r));
+      if (!print_seed_table(runs, o, record.figures))
+        throw UsageError("--seed-table: the records hold runs of one seed only; give the records of two or more seeds");
+      record.write(o.json_path);
+      return;
+    }
     // Every flag and output path is checked before any work.
     const std::vector<int>& depths = opt.layers;
     const std::vector<double>& temperatures = opt.temperatures;
@@ -85,8 +114,21 @@ int main(int argc, char** argv) {
     if (opt.tokens < opt.window) throw UsageError(fmt::format("--tokens {} is less than one window of {}", opt.tokens, opt.window));
     check_output_path(opt.out, "--out");
     check_output_path(opt.plot, "--plot");
-    opt.train.seed = o.sampling.seed;
-    const std::vector<RunSpec> specs = run_specs(labels, temperatures, opt.mix_temperature, opt.mix_weight);
+    if (!opt.seeds.empty()) refuse_flags(app, "--seeds", {"--seed"});
+    for (std::size_t i = 0; i < opt.seeds.size(); ++i)
+      if (std::count(opt.seeds.begin(), opt.seeds.end(), opt.seeds[i]) > 1)
+        throw UsageError(fmt::format("--seeds: seed {} is given twice", opt.seeds[i]));
+    opt.train.seeds = opt.seeds.empty() ? std::vector<uint64_t>{o.sampling.seed} : opt.seeds;
+    using train::SoftTarget;
+    const std::vector<SoftTarget> targets = opt.soft_target == "both" ? std::vector{SoftTarget::with_tail, SoftTarget::top_k_renormalised}
+                                            : opt.soft_target == "tail" ? std::vector{SoftTarget::with_tail}
+                                                                        : std::vector{SoftTarget::top_k_renormalised};
+    const std::vector<RunSpec> specs = run_specs(labels, temperatures, opt.mix_temperature, opt.mix_weight, targets);
+    std::vector<double> tail_temperatures;  // the T of every soft term: the label file keeps the tail at each
+    for (const RunSpec& s : specs)
+      if (s.loss.labels != train::LabelKind::hard && std::find(tail_temperatures.begin(), tail_temperatures.end(), s.loss.temperature) == tail_temperatures.end())
+        tail_temperatures.push_back(s.loss.temperature);
+    std::sort(tail_temperatures.begin(), tail_temperatures.end());
 
     LoadedModel m = load_model(o);
     const LlamaConfig& c = m.model.config();
@@ -107,7 +149,8 @@ int main(int argc, char** argv) {
     print_soft_label_tables(m, o, opt.teacher_k, record.figures);
     std::fflush(stdout);
 
-    const train::TeacherLabels teacher_labels = cached_teacher_labels(m, o.model_path, text.training, opt.window, opt.teacher_k);
+    const train::TeacherLabels teacher_labels = cached_teacher_labels(m, o.model_path, text.training, opt.window, opt.teacher_k,
+                                                                      tail_temperatures);
     HeldOut held_out{text.held_out, opt.window, {}};
     held_out.teacher = evaluate_text(m.model, held_out.tokens, {.window = opt.window, .chunk = 128, .progress_label = "teacher"});
 
@@ -117,6 +160,7 @@ int main(int argc, char** argv) {
 
     std::vector<TrainedRun> runs = train_students(m, pruned, teacher_labels, specs, opt.train, held_out);
     print_training_table(runs, pruned, held_out, teacher_labels, o, record.figures);
+    print_seed_table(outcomes(runs, opt.teacher_k), o, record.figures);  // with two or more seeds
     write_loss_plot(runs, opt.plot);
 
     std::vector<StudentDraft> drafts;

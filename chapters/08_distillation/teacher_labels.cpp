@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "03_gqa/grouped_kv_cache.hpp"
 #include "measure/progress.hpp"
@@ -17,8 +18,9 @@ namespace infer::train {
 namespace {
 
 constexpr char kMagic[8] = {'C', 'H', '0', '8', 'T', 'O', 'P', 'K'};
-constexpr uint32_t kVersion = 1;
-constexpr std::size_t kHeaderBytes = 32, kChecksumBytes = 8;
+constexpr uint32_t kVersion = 2;  // 1: no tail
+constexpr std::size_t kHeaderBytes = 36, kChecksumBytes = 8;
+constexpr uint32_t kMaxTemperatures = 16;
 
 template <class V>
 void put(std::vector<uint8_t>& out, const V& value) {
@@ -59,13 +61,29 @@ double TeacherLabels::kept_mass(int64_t i) const {
   return sum;
 }
 
+int TeacherLabels::temperature_index(double T) const {
+  for (std::size_t t = 0; t < temperatures.size(); ++t)
+    if (temperatures[t] == static_cast<float>(T)) return static_cast<int>(t);
+  return -1;
+}
+
+double TeacherLabels::tail_mass(int64_t i, int t) const {
+  // p_tail = exp(tail) / (Σ_kept exp(z_j / T) + exp(tail)), stabilised by the larger of the two
+  const double T = temperatures[t], tail = tail_lse[i * std::ssize(temperatures) + t];
+  const double m = std::max(static_cast<double>(logits[i * k]) / T, tail);
+  double kept = 0.0;
+  for (int j = 0; j < k; ++j) kept += std::exp(logits[i * k + j] / T - m);
+  const double rest = std::exp(tail - m);
+  return rest / (kept + rest);
+}
+
 void TeacherLabels::append(int32_t token, const float* z) {
   double m = -INFINITY, sum = 0.0;
   for (int v = 0; v < vocab_size; ++v) m = std::max(m, static_cast<double>(z[v]));
   for (int v = 0; v < vocab_size; ++v) sum += std::exp(z[v] - m);
   std::vector<int32_t> order(vocab_size);
   std::iota(order.begin(), order.end(), 0);
-  // the k largest, largest first (ties: the lower id), without sorting all V
+  // the k largest, largest first (ties: the lower id), without sorting all V; order[k…V) is the tail
   std::partial_sort(order.begin(), order.begin() + k, order.end(),
                     [z](int32_t a, int32_t b) { return z[a] > z[b] || (z[a] == z[b] && a < b); });
   tokens.push_back(token);
@@ -73,6 +91,14 @@ void TeacherLabels::append(int32_t token, const float* z) {
   for (int j = 0; j < k; ++j) {
     ids.push_back(order[j]);
     logits.push_back(z[order[j]]);
+  }
+  // The tail's log Σ exp(z_v / T), summed over the tail itself (never as "all minus kept", which
+  // loses every digit when the kept tokens hold nearly all of the mass).
+  for (const float T : temperatures) {
+    double tail_max = -INFINITY, tail_sum = 0.0;
+    for (int j = k; j < vocab_size; ++j) tail_max = std::max(tail_max, z[order[j]] / static_cast<double>(T));
+    for (int j = k; j < vocab_size; ++j) tail_sum += std::exp(z[order[j]] / static_cast<double>(T) - tail_max);
+    tail_lse.push_back(k < vocab_size ? static_cast<float>(tail_max + std::log(tail_sum)) : -INFINITY);
   }
 }
 
@@ -83,9 +109,12 @@ void TeacherLabels::save(const std::string& path) const {
   put(bytes, static_cast<uint32_t>(k));
   put(bytes, static_cast<uint32_t>(vocab_size));
   put(bytes, static_cast<uint32_t>(window));
+  put(bytes, static_cast<uint32_t>(temperatures.size()));
   put(bytes, static_cast<uint64_t>(tokens.size()));
+  put_all(bytes, temperatures);
   put_all(bytes, tokens);
   put_all(bytes, lse);
+  put_all(bytes, tail_lse);
   put_all(bytes, ids);
   put_all(bytes, logits);
   put(bytes, fnv1a64(bytes));
@@ -99,21 +128,28 @@ TeacherLabels TeacherLabels::load(const std::string& path) {
   if (!in) throw TeacherFileError(path + ": cannot open the teacher file (make it with the teacher pass)");
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto fail = [&](const std::string& what) { return TeacherFileError(path + ": " + what); };
+  if (bytes.size() < 12)
+    throw fail(fmt::format("truncated: {} bytes, shorter than the magic and version", bytes.size()));
+  if (std::memcmp(bytes.data(), kMagic, 8) != 0) throw fail("not a chapter 08 teacher file (bad magic)");
+  const uint8_t* p = bytes.data() + 8;
+  const uint32_t version = get<uint32_t>(p);
+  if (version != kVersion)
+    throw fail(fmt::format("teacher file version {}, this build reads version {} (version 2 added the tail mass); "
+                           "make it again with the teacher pass", version, kVersion));
   if (bytes.size() < kHeaderBytes + kChecksumBytes)
     throw fail(fmt::format("truncated: {} bytes, shorter than the {}-byte header and checksum", bytes.size(),
                            kHeaderBytes + kChecksumBytes));
-  if (std::memcmp(bytes.data(), kMagic, 8) != 0) throw fail("not a chapter 08 teacher file (bad magic)");
-  const uint8_t* p = bytes.data() + 8;
-  const uint32_t version = get<uint32_t>(p), k = get<uint32_t>(p), vocab = get<uint32_t>(p), window = get<uint32_t>(p);
+  const uint32_t k = get<uint32_t>(p), vocab = get<uint32_t>(p), window = get<uint32_t>(p), n_t = get<uint32_t>(p);
   const uint64_t n = get<uint64_t>(p);
-  if (version != kVersion) throw fail(fmt::format("teacher file version {}, this build reads version {}", version, kVersion));
-  if (k < 1 || k > vocab || window < 2 || vocab > (1u << 24))
-    throw fail(fmt::format("corrupt header: k = {}, vocabulary {}, window {}", k, vocab, window));
-  // Each position takes 8 + 8k bytes; compare counts before multiplying so nothing overflows.
-  const uint64_t per_position = 8 + 8 * uint64_t{k}, body = bytes.size() - kHeaderBytes - kChecksumBytes;
-  if (n > body / per_position || n * per_position != body)
+  if (k < 1 || k > vocab || window < 2 || vocab > (1u << 24) || n_t > kMaxTemperatures)
+    throw fail(fmt::format("corrupt header: k = {}, vocabulary {}, window {}, {} temperatures", k, vocab, window, n_t));
+  // Each position takes 8 + 4·n_t + 8k bytes after the temperatures; compare counts before
+  // multiplying so nothing overflows.
+  const uint64_t fixed = kHeaderBytes + 4 * uint64_t{n_t} + kChecksumBytes;
+  const uint64_t per_position = 8 + 4 * uint64_t{n_t} + 8 * uint64_t{k};
+  if (bytes.size() < fixed || n > (bytes.size() - fixed) / per_position || n * per_position != bytes.size() - fixed)
     throw fail(fmt::format("truncated or padded: the header promises {} positions ({} bytes), the file holds {} bytes",
-                           n, kHeaderBytes + n * per_position + kChecksumBytes, bytes.size()));
+                           n, fixed + n * per_position, bytes.size()));
   const uint64_t stored = [&] { const uint8_t* q = bytes.data() + bytes.size() - kChecksumBytes; return get<uint64_t>(q); }();
   const uint64_t computed = fnv1a64(std::span<const uint8_t>(bytes.data(), bytes.size() - kChecksumBytes));
   if (stored != computed)
@@ -121,21 +157,57 @@ TeacherLabels TeacherLabels::load(const std::string& path) {
                            "rerun the teacher pass", stored, computed));
   TeacherLabels t;
   t.k = static_cast<int>(k), t.vocab_size = static_cast<int>(vocab), t.window = static_cast<int>(window);
+  t.temperatures = get_all<float>(p, n_t);
   t.tokens = get_all<int32_t>(p, n);
   t.lse = get_all<float>(p, n);
+  t.tail_lse = get_all<float>(p, n * n_t);
   t.ids = get_all<int32_t>(p, n * k);
   t.logits = get_all<float>(p, n * k);
+
+  // The checksum says the bytes are the ones written; these say the writer kept its promises.
+  for (std::size_t i = 0; i < t.temperatures.size(); ++i)
+    if (!(std::isfinite(t.temperatures[i]) && t.temperatures[i] > 0) ||
+        std::count(t.temperatures.begin(), t.temperatures.end(), t.temperatures[i]) > 1)
+      throw fail(fmt::format("corrupt temperatures: {}", fmt::join(t.temperatures, ", ")));
+  auto in_vocab = [&](int32_t id) { return id >= 0 && static_cast<uint32_t>(id) < vocab; };
+  std::vector<int32_t> row(k);
+  for (uint64_t i = 0; i < n; ++i) {
+    if (!in_vocab(t.tokens[i])) throw fail(fmt::format("position {}: token {} outside the vocabulary of {}", i, t.tokens[i], vocab));
+    if (!std::isfinite(t.lse[i])) throw fail(fmt::format("position {}: log-sum-exp {} is not finite", i, t.lse[i]));
+    for (uint32_t j = 0; j < n_t; ++j) {  // −∞ exactly when there is no tail (k = V)
+      const float tail = t.tail_lse[i * n_t + j];
+      if (k < vocab ? !std::isfinite(tail) : tail != -INFINITY)
+        throw fail(fmt::format("position {}: tail log-sum-exp {} at T = {} (k = {} of {})", i, tail, t.temperatures[j], k, vocab));
+    }
+    for (uint32_t j = 0; j < k; ++j) {
+      const int32_t id = t.ids[i * k + j];
+      const float z = t.logits[i * k + j];
+      if (!in_vocab(id)) throw fail(fmt::format("position {}: id {} outside the vocabulary of {}", i, id, vocab));
+      if (!std::isfinite(z) || (j > 0 && z > t.logits[i * k + j - 1]))
+        throw fail(fmt::format("position {}: logit {} of the top {} is not finite or not in falling order", i, z, k));
+    }
+    row.assign(t.ids.begin() + static_cast<int64_t>(i * k), t.ids.begin() + static_cast<int64_t>((i + 1) * k));
+    std::sort(row.begin(), row.end());
+    if (std::adjacent_find(row.begin(), row.end()) != row.end())
+      throw fail(fmt::format("position {}: id {} kept twice", i, *std::adjacent_find(row.begin(), row.end())));
+  }
   return t;
 }
 
 TeacherLabels teacher_pass(Llama& teacher, std::span<const int32_t> tokens, int window, int k,
-                           const std::string& progress_label) {
+                           std::span<const double> temperatures, const std::string& progress_label) {
   const LlamaConfig& c = teacher.config();
   if (window < 2 || window > c.context_length || k < 1 || k > c.vocab_size)
     throw std::invalid_argument(fmt::format("teacher pass: window {} outside 2…{} or k {} outside 1…{}", window,
                                             c.context_length, k, c.vocab_size));
   TeacherLabels t;
   t.k = k, t.vocab_size = c.vocab_size, t.window = window;
+  for (double T : temperatures) {
+    if (!(T > 0) || !std::isfinite(T) || t.temperature_index(T) >= 0 || t.temperatures.size() == kMaxTemperatures)
+      throw std::invalid_argument(fmt::format("teacher pass: temperatures {} must be positive, distinct and at most {}",
+                                              fmt::join(temperatures, ", "), kMaxTemperatures));
+    t.temperatures.push_back(static_cast<float>(T));
+  }
   const int64_t n_windows = std::ssize(tokens) / window;
   std::unique_ptr<ProgressBar> bar;
   if (!progress_label.empty()) bar = std::make_unique<ProgressBar>(progress_label, n_windows * window);

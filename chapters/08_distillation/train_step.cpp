@@ -3,12 +3,19 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace infer::train {
 
-Batch make_batch(const TeacherLabels& t, std::span<const int64_t> windows) {
+Batch make_batch(const TeacherLabels& t, std::span<const int64_t> windows, const LossOptions& loss) {
   Batch b;
   b.B = static_cast<int>(windows.size()), b.S = t.window, b.k = t.k;
+  const bool needs_tail = loss.labels != LabelKind::hard && loss.target == SoftTarget::with_tail;
+  const int column = t.temperature_index(loss.temperature);
+  if (needs_tail && column < 0)
+    throw std::invalid_argument(fmt::format("make_batch: the teacher file keeps the tail at T = {}, not at T = {}",
+                                            fmt::join(t.temperatures, ", "), loss.temperature));
+  const int64_t n_t = std::ssize(t.temperatures);
   for (int64_t w : windows) {
     if (w < 0 || w >= t.windows())
       throw std::invalid_argument(fmt::format("make_batch: window {} outside 0…{}", w, t.windows() - 1));
@@ -18,6 +25,8 @@ Batch make_batch(const TeacherLabels& t, std::span<const int64_t> windows) {
     b.labels.push_back(-1);  // the window's last token has no next token inside the window
     b.teacher_ids.insert(b.teacher_ids.end(), t.ids.begin() + first * k, t.ids.begin() + (first + S) * k);
     b.teacher_logits.insert(b.teacher_logits.end(), t.logits.begin() + first * k, t.logits.begin() + (first + S) * k);
+    if (needs_tail)
+      for (int64_t i = first; i < first + S; ++i) b.teacher_tail.push_back(t.tail_lse[i * n_t + column]);
   }
   return b;
 }

@@ -20,11 +20,14 @@ struct Batch {
   std::vector<int32_t> labels;          // [B·S] the next token; −1 at a window's last position
   std::vector<int32_t> teacher_ids;     // [B·S, k]
   std::vector<float> teacher_logits;    // [B·S, k]
-  SoftTargets soft() const { return {k, teacher_ids, teacher_logits}; }
+  std::vector<float> teacher_tail;      // [B·S] the tail bucket's logit at the loss's τ, or empty
+  SoftTargets soft() const { return {k, teacher_ids, teacher_logits, teacher_tail}; }
 };
 
-// The windows numbered `windows` (0 … labels.windows()−1) of the teacher file.
-Batch make_batch(const TeacherLabels& labels, std::span<const int64_t> windows);
+// The windows numbered `windows` (0 … labels.windows()−1) of the teacher file, with the teacher's
+// tail at loss.temperature when the loss has a soft term with a tail bucket (throws
+// std::invalid_argument when the file does not keep that temperature).
+Batch make_batch(const TeacherLabels& labels, std::span<const int64_t> windows, const LossOptions& loss);
 
 struct StepOptions {
   LossOptions loss;

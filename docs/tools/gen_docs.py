@@ -209,16 +209,18 @@ CHANGES: dict[str, list] = {
              "hard-label cross-entropy −log q[y] of the true next token y; as a training loss, "
              "with its gradient q − onehot(y), it is this branch of `distillation_loss`:"),
         Code(f"{CH08}/distill_loss.cpp", "hard_loss"),
-        Text("Distillation replaces the one true token by the teacher's distribution p over its "
-             "top k tokens, both softened by the temperature τ, and scales the KL divergence by τ² "
-             "so that runs at different temperatures share one learning rate:"),
+        Text("Distillation replaces the one true token by the teacher's distribution p: its top k "
+             "tokens and one more bucket for all the others (the tail), both sides softened by the "
+             "temperature τ; it scales the KL divergence by τ² so that runs at different "
+             "temperatures share one learning rate:"),
         Code(f"{CH08}/distill_loss.cpp", "soft_loss"),
         Text("""
 ```
 hard   L = −log q₁[y]                                  ∂L/∂s = q₁ − onehot(y)
-soft   L = T² · Σ_i p_T[i] (log p_T[i] − log q_T[i])   ∂L/∂s = T (q_T − p_T)
-       p_T = softmax(z / T) over the teacher's top k,  q_T = softmax(s / T)
-mix    w · hard + (1 − w) · soft
+soft   L = T² · Σ_b p_T[b] (log p_T[b] − log q_T[b])   ∂L/∂s_v = T (q_T[v] − p_T[v])         v in the top k
+       over k + 1 buckets b: the top k, the tail       ∂L/∂s_v = T q_T[v] (1 − p_tail / q_tail)  v in the tail
+       p_T = softmax(z / T) of the teacher,  q_T = softmax(s / T),  p_tail, q_tail = the mass outside the top k
+mix    w · hard + (1 − w) · soft, both over the same positions
 ```
 """, wrap=False),
     ],

@@ -52,15 +52,15 @@ int main(int argc, char** argv) {
     const std::vector<int32_t> text = repeated_tokens(
         m.tokenizer, "And God said, Let there be light: and there was light. And God saw the light, that it was good. ",
         static_cast<int64_t>(batch) * window);
-    const TeacherLabels labels = teacher_pass(m.model, text, window, 64);
+    const LossOptions loss{LabelKind::soft, 2.0, 0.0, SoftTarget::with_tail};
+    const TeacherLabels labels = teacher_pass(m.model, text, window, 64, std::vector<double>{loss.temperature});
     std::vector<int> keep(static_cast<std::size_t>(layers));
     std::iota(keep.begin(), keep.end(), 0);
     Student<float> s = Student<float>::from_teacher(m.model, keep);
     std::vector<int64_t> all(static_cast<std::size_t>(batch));
     std::iota(all.begin(), all.end(), 0);
-    const Batch b = make_batch(labels, all);
+    const Batch b = make_batch(labels, all, loss);
     const int N = batch * window, V = s.config().vocab_size;
-    const LossOptions loss{LabelKind::soft, 2.0, 0.0};
     const StepOptions options{loss, {.peak = 1e-5, .floor_ratio = 1.0, .warmup = 1, .total = 1}, 1.0};
     AdamW optimizer;
 
@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     const double machine = std::max({mlp, head, square});
     const double share = gflops / machine;
 
-    Table t(fmt::format("Training a {}-layer student: {} windows × {} tokens per step, soft labels (top 64, T = 2), {} threads, "
+    Table t(fmt::format("Training a {}-layer student: {} windows × {} tokens per step, soft labels (top 64 + tail, T = 2), {} threads, "
                         "median of {}", layers, batch, window, num_threads(), steps),
             {"part of a step", "time", "share"});
     for (const auto& [name, secs] : {std::pair{"forward (blocks + logits)", t_forward}, {"loss and its gradient", t_loss},

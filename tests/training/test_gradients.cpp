@@ -14,8 +14,11 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "distill_loss.hpp"
 #include "student.hpp"
+#include "teacher_labels.hpp"
 #include "tiny_model.hpp"
 #include "train_attention.hpp"
 #include "train_block.hpp"
@@ -146,29 +149,105 @@ TEST_CASE("hard, soft and mixed losses: gradients match finite differences", "[t
   const int N = 4, V = 12;
   Vec logits = rng.vector(N * V, -3, 3);
   const std::vector<int32_t> labels = {3, -1, 0, 11};  // row 1 is not scored
-  // The teacher: top-3 per row (distinct ids), and the full vocabulary.
-  SoftTargets top3{3, {}, {}}, full{V, {}, {}};
+  // The teacher: top-3 per row (distinct ids) with a tail bucket, and the full vocabulary (no tail).
+  SoftTargets top3{3, {}, {}, {}}, full{V, {}, {}, {}};
   std::vector<int32_t> ids3, ids_full;
-  std::vector<float> z3, z_full;
+  std::vector<float> z3, z_full, tail3, no_tail(N, -INFINITY);
   for (int r = 0; r < N; ++r) {
     for (int i = 0; i < 3; ++i) ids3.push_back((r * 5 + i * 4) % V), z3.push_back(static_cast<float>(rng.uniform(-2, 4)));
+    tail3.push_back(static_cast<float>(rng.uniform(0, 3)));  // the tail's log Σ exp(z / τ): any number will do here
     for (int v = 0; v < V; ++v) ids_full.push_back(v), z_full.push_back(static_cast<float>(rng.uniform(-3, 3)));
   }
-  top3.ids = ids3, top3.logits = z3, full.ids = ids_full, full.logits = z_full;
+  top3.ids = ids3, top3.logits = z3, top3.tail = tail3, full.ids = ids_full, full.logits = z_full, full.tail = no_tail;
 
+  constexpr SoftTarget tail = SoftTarget::with_tail, renormalised = SoftTarget::top_k_renormalised;
   struct Case { const char* name; LossOptions options; const SoftTargets* soft; };
   const Case cases[] = {
       {"loss hard", {LabelKind::hard, 1.0, 0.5}, nullptr},
-      {"loss soft top-3 T=1", {LabelKind::soft, 1.0, 0.5}, &top3},
-      {"loss soft top-3 T=2", {LabelKind::soft, 2.0, 0.5}, &top3},
-      {"loss soft full-vocab T=4", {LabelKind::soft, 4.0, 0.5}, &full},
-      {"loss mix w=0.3 T=2", {LabelKind::mix, 2.0, 0.3}, &top3},
+      {"loss soft top-3+tail T=1", {LabelKind::soft, 1.0, 0.5, tail}, &top3},
+      {"loss soft top-3+tail T=2", {LabelKind::soft, 2.0, 0.5, tail}, &top3},
+      {"loss soft top-3+tail T=4", {LabelKind::soft, 4.0, 0.5, tail}, &top3},
+      {"loss soft top-3 renorm T=1", {LabelKind::soft, 1.0, 0.5, renormalised}, &top3},
+      {"loss soft top-3 renorm T=2", {LabelKind::soft, 2.0, 0.5, renormalised}, &top3},
+      {"loss soft full-vocab T=4", {LabelKind::soft, 4.0, 0.5, tail}, &full},
+      {"loss mix+tail w=0.3 T=2", {LabelKind::mix, 2.0, 0.3, tail}, &top3},
+      {"loss mix renorm w=0.3 T=2", {LabelKind::mix, 2.0, 0.3, renormalised}, &top3},
   };
   for (const Case& c : cases) {
     Vec d_logits(logits.size());
     auto loss = [&] { Vec scratch(logits.size()); return distillation_loss(logits.data(), N, V, labels, c.soft, c.options, scratch.data()); };
     distillation_loss(logits.data(), N, V, labels, c.soft, c.options, d_logits.data());
     check_gradient(c.name, logits, d_logits, loss);
+  }
+}
+
+// A case worked by hand: V = 8, the teacher's logits (2, 1, 0, 0, 0, 0, 0, 0), the file keeps the
+// top 2, so the tail is six tokens of logit 0: its log Σ exp(z / T) is log 6 at every T and its
+// mass 6 / (e^(2/T) + e^(1/T) + 6). The student is uniform (q = 1/8 each, q_tail = 6/8).
+TEST_CASE("the tail bucket: a known tail mass, the loss by hand, and its gradient", "[training][gradcheck]") {
+  const int V = 8, k = 2;
+  const std::vector<float> z = {2, 1, 0, 0, 0, 0, 0, 0};
+  TeacherLabels file;
+  file.k = k, file.vocab_size = V, file.window = 2, file.temperatures = {1, 2, 4};
+  file.append(0, z.data());
+  REQUIRE(file.ids == std::vector<int32_t>{0, 1});
+  for (int t = 0; t < 3; ++t) {
+    const double T = file.temperatures[t];
+    INFO("T = " << T);
+    CHECK(file.tail_lse[t] == Approx(std::log(6.0)).epsilon(1e-7));  // log 6, rounded to the file's float
+    const double six = std::exp(double{file.tail_lse[t]});           // the tail's Σ exp(z / T) as stored
+    const double p1 = std::exp(2 / T), p2 = std::exp(1 / T), total = p1 + p2 + six;
+    CHECK(file.tail_mass(0, t) == Approx(six / total).epsilon(1e-12));
+
+    Vec s(V, 0.0);  // the uniform student
+    const std::vector<int32_t> labels = {0};
+    const std::vector<float> tail = {file.tail_lse[t]};
+    const SoftTargets soft{k, file.ids, file.logits, tail};
+    Vec d(V);
+    const double with_tail = distillation_loss(s.data(), 1, V, labels, &soft, {LabelKind::soft, T, 0, SoftTarget::with_tail}, d.data());
+    auto kl_term = [](double p, double q) { return p * std::log(p / q); };
+    const double by_hand = T * T * (kl_term(p1 / total, 1.0 / 8) + kl_term(p2 / total, 1.0 / 8) + kl_term(six / total, 6.0 / 8));
+    CHECK(with_tail == Approx(by_hand).epsilon(1e-12));
+    // ∂L/∂s = τ (q − p) at the kept ids, τ q_v (1 − p_tail / q_tail) in the tail
+    CHECK(d[0] == Approx(T * (1.0 / 8 - p1 / total)).epsilon(1e-12));
+    CHECK(d[5] == Approx(T * (1.0 / 8) * (1 - (six / total) / (6.0 / 8))).epsilon(1e-12));
+    check_gradient(fmt::format("tail bucket by hand T={:g}", T), s, d, [&] {
+      Vec scratch(V);
+      return distillation_loss(s.data(), 1, V, labels, &soft, {LabelKind::soft, T, 0, SoftTarget::with_tail}, scratch.data());
+    });
+
+    // Renormalised, the same label says the six tail tokens have probability 0.
+    const double renormalised = distillation_loss(s.data(), 1, V, labels, &soft, {LabelKind::soft, T, 0, SoftTarget::top_k_renormalised}, d.data());
+    CHECK(renormalised == Approx(T * T * (kl_term(p1 / (p1 + p2), 1.0 / 8) + kl_term(p2 / (p1 + p2), 1.0 / 8))).epsilon(1e-12));
+    CHECK(d[5] == Approx(T / 8).epsilon(1e-12));  // pushed down: the whole of τ q_v
+  }
+}
+
+// With the tail the label is exact on its k + 1 buckets, so a student that equals the teacher is a
+// minimum: loss 0, gradient 0. Renormalised, the same student is pushed to lower every tail token.
+TEST_CASE("a student equal to the teacher: zero loss and gradient with the tail, not renormalised", "[training]") {
+  TestRng rng(61);
+  const int V = 50, k = 5;
+  const Vec s = rng.vector(V, -3, 3);
+  TeacherLabels file;
+  file.k = k, file.vocab_size = V, file.window = 2, file.temperatures = {1, 4};
+  std::vector<float> z(s.begin(), s.end());
+  file.append(0, z.data());
+  const std::vector<int32_t> labels = {0};
+  for (int t = 0; t < 2; ++t) {
+    const double T = file.temperatures[t];
+    const std::vector<float> tail = {file.tail_lse[t]};
+    const SoftTargets soft{k, file.ids, file.logits, tail};
+    Vec d(V);
+    const double with_tail = distillation_loss(s.data(), 1, V, labels, &soft, {LabelKind::soft, T, 0, SoftTarget::with_tail}, d.data());
+    CHECK(std::abs(with_tail) < 1e-6);
+    CHECK(*std::max_element(d.begin(), d.end(), [](double a, double b) { return std::abs(a) < std::abs(b); }) == Approx(0).margin(1e-6));
+    const double renormalised = distillation_loss(s.data(), 1, V, labels, &soft, {LabelKind::soft, T, 0, SoftTarget::top_k_renormalised}, d.data());
+    std::printf("student = teacher, T = %g: loss with the tail %.2e, renormalised %.4f (tail mass %.3f)\n", T, with_tail,
+                renormalised, file.tail_mass(0, t));
+    CHECK(renormalised > 0.01);
+    for (int v = 0; v < V; ++v)
+      if (std::find(file.ids.begin(), file.ids.end(), v) == file.ids.end()) CHECK(d[v] > 0);  // every tail logit pushed down
   }
 }
 
@@ -207,8 +286,10 @@ TEST_CASE("the whole student (final norm, tied output, mixed loss) matches finit
     labels[r] = r % S == S - 1 ? -1 : tokens[r + 1];
     for (int i = 0; i < k; ++i) ids.push_back((r + 7 * i) % c.vocab_size), z.push_back(static_cast<float>(rng.uniform(-2, 3)));
   }
-  const SoftTargets soft{k, ids, z};
-  const LossOptions options{LabelKind::mix, 2.0, 0.25};
+  std::vector<float> tail;
+  for (int r = 0; r < N; ++r) tail.push_back(static_cast<float>(rng.uniform(-1, 2)));
+  const SoftTargets soft{k, ids, z, tail};
+  const LossOptions options{LabelKind::mix, 2.0, 0.25, SoftTarget::with_tail};
   Vec d_logits(static_cast<std::size_t>(N) * c.vocab_size);
   auto loss = [&] {
     const double* logits = s.forward(tokens, B, S);

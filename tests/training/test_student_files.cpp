@@ -182,13 +182,16 @@ TEST_CASE("a depth-pruned student of the real model is a GGUF file that load_mod
   CHECK(relative_difference(lib_logits(reloaded.model, tokens), student_logits(s, tokens)) < 1e-5);
 }
 
-TEST_CASE("the teacher file keeps the top k and the log-sum-exp and reads back exactly", "[training]") {
+TEST_CASE("the teacher file keeps the top k, the log-sum-exp and the tail, and reads back exactly", "[training]") {
   const LlamaConfig c = infer::test::tiny_llama(2);
   Llama teacher = to_llama(Student<float>::random(c, 8, 0.5));
   const std::vector<int32_t> tokens = TestRng(9).tokens(20, c.vocab_size);  // 2 windows of 8, 4 dropped
-  const TeacherLabels t = teacher_pass(teacher, tokens, 8, 5);
+  const std::vector<double> temperatures = {1, 2, 4};
+  const TeacherLabels t = teacher_pass(teacher, tokens, 8, 5, temperatures);
   REQUIRE(t.size() == 16);
   CHECK(t.windows() == 2);
+  REQUIRE(t.temperatures == std::vector<float>{1, 2, 4});
+  REQUIRE(std::ssize(t.tail_lse) == 16 * 3);
   // position 3 of window 1 against the teacher's own logits
   GroupedKvCache cache(c, 8);
   const std::vector<float> z = teacher.forward(std::span(tokens).subspan(8, 8), 0, cache, true).to_vector();
@@ -202,27 +205,66 @@ TEST_CASE("the teacher file keeps the top k and the log-sum-exp and reads back e
     CHECK(t.logits[11 * 5 + j] == sorted[j]);
     CHECK(row[t.ids[11 * 5 + j]] == sorted[j]);
   }
+  // the tail at each T: log Σ over all but the 5 largest of exp(z / T), and its mass
+  for (int col = 0; col < 3; ++col) {
+    const double T = temperatures[col];
+    double tail = 0;
+    for (int v = 5; v < c.vocab_size; ++v) tail += std::exp(sorted[v] / T);
+    CHECK(t.tail_lse[11 * 3 + col] == Approx(std::log(tail)).epsilon(1e-6));
+    double kept = 0;
+    for (int v = 0; v < 5; ++v) kept += std::exp(sorted[v] / T);
+    CHECK(t.tail_mass(11, col) == Approx(tail / (kept + tail)).epsilon(1e-6));
+  }
+  CHECK(t.kept_mass(11) + t.tail_mass(11, 0) == Approx(1.0).epsilon(1e-6));  // at T = 1 the two agree
+  CHECK(t.tail_mass(11, 2) > t.tail_mass(11, 0));  // a higher T moves mass into the tail
+  CHECK(t.temperature_index(2.0) == 1);
+  CHECK(t.temperature_index(3.0) == -1);
   CHECK(t.kept_mass(11) < 1.0);
-  CHECK(teacher_pass(teacher, tokens, 8, c.vocab_size).kept_mass(11) == Approx(1.0).epsilon(1e-6));
+  const TeacherLabels every = teacher_pass(teacher, tokens, 8, c.vocab_size, temperatures);
+  CHECK(every.kept_mass(11) == Approx(1.0).epsilon(1e-6));
+  CHECK(every.tail_lse[11 * 3] == -INFINITY);  // k = V: no tail
+  CHECK(every.tail_mass(11, 2) == 0.0);
 
   TempFile file("ch08_teacher", ".bin");
   t.save(file.path);
   const TeacherLabels back = TeacherLabels::load(file.path);
   CHECK(back.k == 5);
   CHECK(back.window == 8);
+  CHECK(back.temperatures == t.temperatures);
   CHECK(back.tokens == t.tokens);
   CHECK(back.lse == t.lse);
+  CHECK(back.tail_lse == t.tail_lse);
   CHECK(back.ids == t.ids);
   CHECK(back.logits == t.logits);
+  TempFile file_every("ch08_teacher_every", ".bin");  // an empty tail (−∞) reads back too
+  every.save(file_every.path);
+  CHECK(TeacherLabels::load(file_every.path).tail_lse == every.tail_lse);
 }
 
-TEST_CASE("the teacher file rejects a truncated or altered copy with a clear error", "[training]") {
+namespace {
+// The file's bytes with the checksum made right again: what a faulty writer would produce.
+void write_with_checksum(const std::string& path, std::vector<uint8_t> bytes) {
+  const uint64_t h = fnv1a64(std::span<const uint8_t>(bytes.data(), bytes.size() - 8));
+  std::memcpy(bytes.data() + bytes.size() - 8, &h, 8);
+  write_bytes(path, bytes);
+}
+template <class V>
+void poke(std::vector<uint8_t>& bytes, std::size_t offset, V value) { std::memcpy(bytes.data() + offset, &value, sizeof(V)); }
+}  // namespace
+
+TEST_CASE("the teacher file rejects a truncated, altered, old or inconsistent copy with a clear error", "[training]") {
   const LlamaConfig c = infer::test::tiny_llama(1);
   Llama teacher = to_llama(Student<float>::random(c, 10, 0.5));
-  const TeacherLabels t = teacher_pass(teacher, TestRng(11).tokens(16, c.vocab_size), 8, 4);
+  const std::vector<double> temperatures = {1, 4};
+  const TeacherLabels t = teacher_pass(teacher, TestRng(11).tokens(16, c.vocab_size), 8, 4, temperatures);
   TempFile good("ch08_teacher_good", ".bin"), bad("ch08_teacher_bad", ".bin");
   t.save(good.path);
   const std::vector<uint8_t> bytes = read_bytes(good.path);
+  // The layout (teacher_labels.hpp): 36-byte header, temperatures f32[2], tokens i32[16], lse f32[16],
+  // tail_lse f32[16·2], ids i32[16·4], logits f32[16·4], checksum.
+  const std::size_t n = 16, header = 36, temps = header, tokens = temps + 2 * 4, lse = tokens + n * 4, tail = lse + n * 4,
+                    ids = tail + n * 2 * 4, logits = ids + n * 4 * 4;
+  REQUIRE(bytes.size() == logits + n * 4 * 4 + 8);
 
   std::vector<uint8_t> truncated(bytes.begin(), bytes.end() - 100);
   write_bytes(bad.path, truncated);
@@ -231,8 +273,13 @@ TEST_CASE("the teacher file rejects a truncated or altered copy with a clear err
   write_bytes(bad.path, std::vector<uint8_t>(bytes.begin(), bytes.begin() + 20));
   CHECK_THROWS_WITH(TeacherLabels::load(bad.path), Catch::Contains("truncated"));
 
+  std::vector<uint8_t> padded = bytes;
+  padded.insert(padded.end() - 8, 4, 0);
+  write_with_checksum(bad.path, padded);
+  CHECK_THROWS_WITH(TeacherLabels::load(bad.path), Catch::Contains("truncated or padded"));
+
   std::vector<uint8_t> altered = bytes;
-  altered[bytes.size() / 2] ^= 0x01;  // one bit of one stored logit
+  altered[bytes.size() / 2] ^= 0x01;  // one bit of one stored number
   write_bytes(bad.path, altered);
   CHECK_THROWS_WITH(TeacherLabels::load(bad.path), Catch::Contains("checksum mismatch"));
 
@@ -240,6 +287,35 @@ TEST_CASE("the teacher file rejects a truncated or altered copy with a clear err
   not_ours[0] = 'X';
   write_bytes(bad.path, not_ours);
   CHECK_THROWS_WITH(TeacherLabels::load(bad.path), Catch::Contains("bad magic"));
+
+  // version 1 (no tail): refused by its version, before its sizes are read as version 2's
+  std::vector<uint8_t> old = bytes;
+  poke<uint32_t>(old, 8, 1);
+  write_with_checksum(bad.path, old);
+  CHECK_THROWS_WITH(TeacherLabels::load(bad.path), Catch::Contains("teacher file version 1, this build reads version 2"));
+
+  // A right checksum over wrong numbers: each promise of the layout is checked.
+  struct Fault { const char* what; std::size_t offset; uint32_t value; const char* message; };
+  const float nan = std::nanf(""), minus_inf = -INFINITY, up = 1e9f;
+  auto bits = [](float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; };
+  const Fault faults[] = {
+      {"too many temperatures", 24, 1000, "corrupt header"},
+      {"a negative temperature", temps, bits(-1.0f), "corrupt temperatures"},
+      {"a repeated temperature", temps + 4, bits(1.0f), "corrupt temperatures"},
+      {"a token outside the vocabulary", tokens + 4 * 3, static_cast<uint32_t>(c.vocab_size), "token"},
+      {"a NaN log-sum-exp", lse + 4 * 5, bits(nan), "log-sum-exp"},
+      {"an empty tail although k < V", tail + 4 * 7, bits(minus_inf), "tail log-sum-exp"},
+      {"an id outside the vocabulary", ids + 4 * 9, static_cast<uint32_t>(-1), "id -1 outside the vocabulary"},
+      {"an id kept twice", ids + 4 * 1, static_cast<uint32_t>(t.ids[0]), "kept twice"},  // row 0: its second id := its first
+      {"logits not falling", logits + 4 * 2, bits(up), "falling order"},
+  };
+  for (const Fault& f : faults) {
+    std::vector<uint8_t> wrong = bytes;
+    poke<uint32_t>(wrong, f.offset, f.value);
+    write_with_checksum(bad.path, wrong);
+    INFO(f.what);
+    CHECK_THROWS_WITH(TeacherLabels::load(bad.path), Catch::Contains(f.message) && Catch::Contains(bad.path));
+  }
 
   CHECK_THROWS_WITH(TeacherLabels::load(good.path + ".missing"), Catch::Contains("cannot open"));
   CHECK_NOTHROW(TeacherLabels::load(good.path));

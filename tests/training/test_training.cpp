@@ -33,7 +33,8 @@ TeacherLabels tiny_teacher_labels(const LlamaConfig& c, int windows, int window,
   Llama teacher = to_llama(Student<float>::random(c, seed, 0.5));
   TestRng rng(seed + 1);
   const std::vector<int32_t> tokens = rng.tokens(static_cast<std::size_t>(windows * window), c.vocab_size);
-  return teacher_pass(teacher, tokens, window, k);
+  const std::vector<double> temperatures = {1, 2};
+  return teacher_pass(teacher, tokens, window, k, temperatures);
 }
 
 }  // namespace
@@ -71,17 +72,75 @@ TEST_CASE("with a one-hot teacher at T = 1 the soft loss equals the hard loss", 
     ids1.push_back(y), z1.push_back(3.0f);
     for (int v = 0; v < V; ++v) ids_full.push_back(v), z_full.push_back(v == y ? 1000.0f : 0.0f);
   }
-  const SoftTargets one_hot_k1{1, ids1, z1}, one_hot_full{V, ids_full, z_full};
+  // a one-hot teacher has an empty tail: its tail bucket's logit is −∞ (mass 0)
+  const std::vector<float> no_tail(N, -INFINITY);
+  const SoftTargets one_hot_k1{1, ids1, z1, no_tail}, one_hot_full{V, ids_full, z_full, no_tail};
   std::vector<double> d_hard(logits.size()), d_soft(logits.size()), d_full(logits.size());
   const double hard = distillation_loss(logits.data(), N, V, labels, nullptr, {LabelKind::hard, 1.0, 0.5}, d_hard.data());
-  const double soft = distillation_loss(logits.data(), N, V, labels, &one_hot_k1, {LabelKind::soft, 1.0, 0.5}, d_soft.data());
-  const double full = distillation_loss(logits.data(), N, V, labels, &one_hot_full, {LabelKind::soft, 1.0, 0.5}, d_full.data());
-  CHECK(soft == Approx(hard).epsilon(1e-12));
-  CHECK(full == Approx(hard).epsilon(1e-12));
-  for (std::size_t i = 0; i < logits.size(); ++i) {
-    CHECK(d_soft[i] == Approx(d_hard[i]).margin(1e-14));
-    CHECK(d_full[i] == Approx(d_hard[i]).margin(1e-14));
+  for (const SoftTarget target : {SoftTarget::with_tail, SoftTarget::top_k_renormalised}) {
+    const double soft = distillation_loss(logits.data(), N, V, labels, &one_hot_k1, {LabelKind::soft, 1.0, 0.5, target}, d_soft.data());
+    const double full = distillation_loss(logits.data(), N, V, labels, &one_hot_full, {LabelKind::soft, 1.0, 0.5, target}, d_full.data());
+    CHECK(soft == Approx(hard).epsilon(1e-12));
+    CHECK(full == Approx(hard).epsilon(1e-12));
+    for (std::size_t i = 0; i < logits.size(); ++i) {
+      CHECK(d_soft[i] == Approx(d_hard[i]).margin(1e-14));
+      CHECK(d_full[i] == Approx(d_hard[i]).margin(1e-14));
+    }
   }
+}
+
+// A window's last position has no next token inside the window (label −1). The teacher's label
+// there exists, but the soft term must skip the row as the hard term does, so that both are means
+// over the same positions: a mix weighs like with like, and a soft run trains on exactly the
+// positions a hard run does. Scoring the soft term there would change the loss when that row's
+// teacher label changes, and give the row a gradient.
+TEST_CASE("hard and soft losses are over the same rows: an unscored row gets neither", "[training]") {
+  TestRng rng(14);
+  const int N = 6, V = 30, k = 4;
+  const std::vector<double> logits = rng.vector(N * V, -3, 3);
+  const std::vector<int32_t> labels = {4, 9, -1, 0, 29, -1};  // rows 2 and 5: the last position of a window
+  std::vector<int32_t> ids;
+  std::vector<float> z, tail;
+  for (int r = 0; r < N; ++r) {
+    for (int i = 0; i < k; ++i) ids.push_back((3 * r + 7 * i) % V), z.push_back(static_cast<float>(rng.uniform(0, 4)));
+    tail.push_back(static_cast<float>(rng.uniform(1, 3)));
+  }
+  std::vector<float> z_other = z, tail_other = tail;  // another teacher at the unscored rows only
+  for (int r : {2, 5}) {
+    for (int i = 0; i < k; ++i) z_other[r * k + i] = static_cast<float>(rng.uniform(-5, 9));
+    tail_other[r] = 7.5f;
+  }
+  const SoftTargets teacher{k, ids, z, tail}, other{k, ids, z_other, tail_other};
+  for (const LossOptions& o : {LossOptions{LabelKind::soft, 2.0, 0.5, SoftTarget::with_tail},
+                               LossOptions{LabelKind::soft, 1.0, 0.5, SoftTarget::top_k_renormalised},
+                               LossOptions{LabelKind::mix, 2.0, 0.3, SoftTarget::with_tail}}) {
+    std::vector<double> d(logits.size()), d_other(logits.size());
+    const double loss = distillation_loss(logits.data(), N, V, labels, &teacher, o, d.data());
+    const double loss_other = distillation_loss(logits.data(), N, V, labels, &other, o, d_other.data());
+    CHECK(loss == loss_other);  // bit for bit: the unscored rows' labels are never read
+    CHECK(d == d_other);
+    for (int r : {2, 5})
+      for (int v = 0; v < V; ++v) CHECK(d[r * V + v] == 0.0);
+    // the mean is over the four scored rows: the mix is exactly w · hard + (1 − w) · soft of the same rows
+    if (o.labels == LabelKind::mix) {
+      std::vector<double> scratch(logits.size());
+      const double hard = distillation_loss(logits.data(), N, V, labels, nullptr, {LabelKind::hard, 1.0, 0.5}, scratch.data());
+      const double soft = distillation_loss(logits.data(), N, V, labels, &teacher, {LabelKind::soft, o.temperature, 0.5, o.target}, scratch.data());
+      CHECK(loss == Approx(o.hard_weight * hard + (1 - o.hard_weight) * soft).epsilon(1e-12));
+    }
+  }
+  // and make_batch marks exactly the last position of every window
+  const LlamaConfig c = infer::test::tiny_llama(1);
+  const TeacherLabels file = tiny_teacher_labels(c, 3, 8, 4, 15);
+  const std::vector<int64_t> windows = {2, 0};
+  const Batch b = make_batch(file, windows, {LabelKind::soft, 2.0, 0.5, SoftTarget::with_tail});
+  REQUIRE(std::ssize(b.labels) == 16);
+  for (int r = 0; r < 16; ++r) CHECK((b.labels[r] < 0) == (r % 8 == 7));
+  REQUIRE(std::ssize(b.teacher_tail) == 16);
+  CHECK(b.teacher_tail[0] == file.tail_lse[2 * 8 * 2 + 1]);  // window 2, position 0, the column of T = 2
+  CHECK_THROWS_WITH(make_batch(file, windows, {LabelKind::soft, 3.0, 0.5, SoftTarget::with_tail}),
+                    Catch::Contains("not at T = 3"));
+  CHECK(make_batch(file, windows, {LabelKind::soft, 3.0, 0.5, SoftTarget::top_k_renormalised}).teacher_tail.empty());
 }
 
 TEST_CASE("the T² factor keeps soft-label gradients comparable across temperatures", "[training]") {
@@ -93,7 +152,8 @@ TEST_CASE("the T² factor keeps soft-label gradients comparable across temperatu
   for (int r = 0; r < N; ++r)
     for (int v = 0; v < V; ++v)
       ids.push_back(v), z.push_back(static_cast<float>(logits[r * V + v] + rng.uniform(-2, 2)));
-  const SoftTargets teacher{V, ids, z};
+  const std::vector<float> no_tail(N, -INFINITY);  // k = V: nothing left for the tail
+  const SoftTargets teacher{V, ids, z, no_tail};
   std::vector<double> scaled, unscaled;
   for (double T : {1.0, 2.0, 4.0, 8.0}) {
     std::vector<double> d(logits.size());
@@ -121,7 +181,7 @@ TEST_CASE("the same seed gives the same run", "[training]") {
     const std::vector<int64_t> order = shuffled_order(labels.windows(), seed);
     std::vector<double> losses;
     for (int step = 0; step < 3; ++step) {
-      const Batch b = make_batch(labels, std::span(order).subspan(static_cast<std::size_t>(step * 2), 2));
+      const Batch b = make_batch(labels, std::span(order).subspan(static_cast<std::size_t>(step * 2), 2), o.loss);
       losses.push_back(train_step(s, optimizer, b, o, step).loss);
     }
     return std::make_pair(losses, s.params);

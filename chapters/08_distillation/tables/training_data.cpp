@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "03_gqa/evaluation.hpp"  // read_eval_text, held_out_text
 #include "measure/table.hpp"  // format_seconds
@@ -32,19 +33,21 @@ TextSplit split_text(const Tokenizer& tokenizer, int64_t budget, int S, int cali
 }
 
 train::TeacherLabels cached_teacher_labels(LoadedModel& m, const std::string& model_path, const std::vector<int32_t>& tokens,
-                                           int S, int k) {
+                                           int S, int k, const std::vector<double>& temperatures) {
   namespace fs = std::filesystem;
-  // The key: the model file (name and size), the tokens and their windowing, k.
-  const std::string model_key = fmt::format("{}:{}", fs::path(model_path).filename().string(), fs::file_size(model_path));
+  // The key: the model file (name and size), the tokens and their windowing, k, the temperatures.
+  const std::string model_key = fmt::format("{}:{}:T={}", fs::path(model_path).filename().string(),
+                                            fs::file_size(model_path), fmt::join(temperatures, ","));
   std::vector<uint8_t> key(model_key.begin(), model_key.end());
   const auto* p = reinterpret_cast<const uint8_t*>(tokens.data());
   key.insert(key.end(), p, p + tokens.size() * sizeof(int32_t));
   const fs::path dir = fs::path(INFER_DATA_DIR) / "cache";
   const std::string path = (dir / fmt::format("ch08_teacher_{:016x}_S{}_k{}.topk", train::fnv1a64(key), S, k)).string();
+  const std::vector<float> wanted_temperatures(temperatures.begin(), temperatures.end());
   if (fs::exists(path)) {
     try {
       train::TeacherLabels t = train::TeacherLabels::load(path);
-      if (t.tokens == tokens && t.k == k && t.window == S) {
+      if (t.tokens == tokens && t.k == k && t.window == S && t.temperatures == wanted_temperatures) {
         fmt::print(stderr, "teacher labels: {} (cached; checksum verified)\n", path);
         return t;
       }
@@ -54,11 +57,12 @@ train::TeacherLabels cached_teacher_labels(LoadedModel& m, const std::string& mo
     }
   }
   Stopwatch clock;
-  train::TeacherLabels t = train::teacher_pass(m.model, tokens, S, k, "teacher pass");
+  train::TeacherLabels t = train::teacher_pass(m.model, tokens, S, k, temperatures, "teacher pass");
   std::error_code ec;
   fs::create_directories(dir, ec);
   t.save(path);
-  fmt::print(stderr, "teacher labels: {} positions, top {} each, in {} → {}\n", t.size(), k, format_seconds(clock.seconds()), path);
+  fmt::print(stderr, "teacher labels: {} positions, top {} and the tail at T = {} each, in {} → {}\n", t.size(), k,
+             fmt::join(temperatures, ", "), format_seconds(clock.seconds()), path);
   return t;
 }
 

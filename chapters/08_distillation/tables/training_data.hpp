@@ -25,9 +25,11 @@ struct TextSplit {
 // Throws UsageError when the budget asks for more windows than the text holds.
 TextSplit split_text(const Tokenizer& tokenizer, int64_t budget, int S, int calibration_windows, int64_t eval_tokens);
 
-// The teacher's top-k labels for `tokens` (windows of S): loaded from data/cache/ when a file
-// for this model, text and k is there and its checksum holds, made (and stored) otherwise.
+// The teacher's top-k labels for `tokens` (windows of S), with the tail at each of `temperatures`:
+// loaded from data/cache/ when a file for this model, text, k and temperatures is there and reads
+// back (checksum, version), made (and stored) otherwise.
 train::TeacherLabels cached_teacher_labels(LoadedModel& teacher, const std::string& model_path,
-                                           const std::vector<int32_t>& tokens, int S, int k);
+                                           const std::vector<int32_t>& tokens, int S, int k,
+                                           const std::vector<double>& temperatures);
 
 }  // namespace infer::distill

@@ -1,6 +1,7 @@
 // Table 4 of chapter 08 and its plot: students trained on one token budget with hard labels,
 // soft labels at several temperatures and a mix of the two, each judged on the held-out book,
-// with the training speed and the price of keeping only the teacher's top k.
+// with the training speed and the price of keeping only the teacher's top k; and the seed table:
+// the same runs repeated with other window orders, as mean ± sd, soft target beside soft target.
 #pragma once
 
 #include <cstdint>
@@ -21,18 +22,22 @@
 namespace infer::distill {
 
 struct RunSpec {
-  std::string name;  // "hard", "soft T=2", "mix T=2"
+  std::string name;  // "hard", "soft T=2", "mix T=2 (hard weight 0.5)"; the soft target is loss.target
   train::LossOptions loss;
 };
-// hard: one run; soft: one per temperature; mix: one at mix_temperature with hard weight mix_weight.
+// hard: one run; soft: one per temperature; mix: one at mix_temperature with hard weight mix_weight;
+// each soft and mix run once per soft target in `targets` (the tail bucket, or the top k renormalised).
 std::vector<RunSpec> run_specs(std::span<const std::string> labels, std::span<const double> temperatures,
-                               double mix_temperature, double mix_weight);
+                               double mix_temperature, double mix_weight, std::span<const train::SoftTarget> targets);
+
+// "top 64 + tail", "top 64 renormalised"; "" for a hard run.
+std::string soft_target_name(const train::LossOptions& loss, int k);
 
 struct TrainSettings {
   int batch = 2;          // windows per step
   double lr = 2e-4;       // peak of warm-up + cosine
   double clip = 1.0;      // gradient-norm clipping
-  uint64_t seed = 0;      // the order of the windows (the same for every run)
+  std::vector<uint64_t> seeds = {0};  // the orders of the windows: every run once per seed
 };
 
 // Floating-point operations of one training token of `student` on windows of S: the linear
@@ -40,15 +45,18 @@ struct TrainSettings {
 // (S+1)/2 keys a token sees on average, the tied head 4 per weight (forward, ∂x; E is frozen).
 double training_flops_per_token(const LlamaConfig& student, int S);
 
-// KL(p_T ‖ q_T) over a sample: with the teacher's full distribution, and with only its top k
-// renormalised (what the loss sees). Mean per position, nats.
+// KL(p_T ‖ q_T) over a sample: with the teacher's full distribution, and as the loss sees it (the
+// top k and the tail bucket, or the top k renormalised). Mean per position, nats. With the tail the
+// loss's KL is a lower bound of the full one (merging tokens into one bucket can only hide
+// divergence); renormalised, it is no bound at all.
 struct KlGap {
-  double full = 0, top_k = 0;
+  double full = 0, seen = 0;
   int64_t positions = 0;
 };
 
 struct TrainedRun {
   int depth = 0;
+  uint64_t seed = 0;  // the window order
   RunSpec spec;
   std::vector<double> tokens_seen, loss;  // per step: tokens trained on before it, its loss
   int64_t tokens = 0;                     // training tokens processed
@@ -60,9 +68,9 @@ struct TrainedRun {
   double tokens_per_second() const { return seconds > 0 ? static_cast<double>(tokens) / seconds : 0; }
 };
 
-// Trains one student per (depth, spec) from its pruned start on the teacher file's windows, all
-// in the same seeded order, with a progress bar and live loss on stderr; scores each on the
-// held-out text. Keeps the student of the run with the best agreement for each depth.
+// Trains one student per (depth, seed, spec) from its pruned start on the teacher file's windows,
+// every spec of a seed in that seed's order, with a progress bar and live loss on stderr; scores
+// each on the held-out text. Keeps the student of the run with the best agreement for each depth.
 std::vector<TrainedRun> train_students(LoadedModel& teacher, std::span<const PrunedStudent> pruned,
                                        const train::TeacherLabels& labels, std::span<const RunSpec> specs,
                                        const TrainSettings& settings, const HeldOut& held_out);
@@ -72,5 +80,25 @@ void print_training_table(std::span<const TrainedRun> runs, std::span<const Prun
 
 // Each run's loss (÷ its first value) against the training tokens seen, one line per run.
 void write_loss_plot(std::span<const TrainedRun> runs, const std::string& path);
+
+// One run as the seed table needs it: from this process's runs, or from the training_runs of a
+// chapter 08 run record (--json), so that seeds trained by separate commands meet in one table.
+struct RunOutcome {
+  int depth = 0;
+  uint64_t seed = 0;
+  std::string labels;       // the run's name without the soft target
+  std::string soft_target;  // soft_target_name(); "" for hard
+  double temperature = 1, agreement = 0, perplexity = 0, kl_t1 = 0;
+  int64_t tokens = 0, positions = 0;
+  std::string group() const { return labels + "|" + soft_target; }
+};
+std::vector<RunOutcome> outcomes(std::span<const TrainedRun> runs, int k);
+// Throws std::runtime_error naming the file when it is not a chapter 08 record with training runs.
+std::vector<RunOutcome> outcomes_from_record(const std::string& path);
+
+// The seed table: per depth and run, mean ± sd (min–max) over the seeds of agreement, perplexity
+// and KL at T = 1, and each soft run's agreement minus the hard run's of the same seed. Prints
+// nothing and returns false when no run has more than one seed.
+bool print_seed_table(std::span<const RunOutcome> runs, const CommonOptions& options, nlohmann::json& figures);
 
 }  // namespace infer::distill
