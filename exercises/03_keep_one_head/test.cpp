@@ -8,7 +8,8 @@
 #include "catch_compat.hpp"
 #include <fmt/format.h>
 
-#include "evaluation.hpp"   // chapter 03: evaluate_text, greedy_agreement
+#include "eval/evaluation.hpp"  // evaluate_text, greedy_agreement
+#include "grouped_kv_cache.hpp"  // chapter 03
 #include "keep_head.hpp"
 #include "multi_query.hpp"  // chapter 03: pool_heads, pool_kv_heads, share_weights
 #include "test_support.hpp"
@@ -89,11 +90,11 @@ TEST_CASE("figure: keep one head or pool, on the real model", "[exercise][model]
       "wood, but even he had never seen the water reach the steps of the inn. By the third day the rain "
       "stopped, the sun came out over the drowned meadows, and the people began to count what they had lost.";
   const auto tokens = m->tokenizer.encode(text);
-  const infer::TextEvaluation base = infer::evaluate_text(m->model, tokens);
+  const infer::TextEvaluation base = infer::evaluate_text<infer::GroupedKvCache>(m->model, tokens);
   std::cout << fmt::format("{} tokens of text, SmolLM2-135M (3 key/value heads → 1):\n", tokens.size());
   std::cout << fmt::format("  {:<24} perplexity {:>7.2f}\n", "original (GQA, 3 heads)", base.perplexity());
   const auto report = [&](const std::string& name, infer::Llama& model) {
-    const infer::TextEvaluation e = infer::evaluate_text(model, tokens);
+    const infer::TextEvaluation e = infer::evaluate_text<infer::GroupedKvCache>(model, tokens);
     std::cout << fmt::format("  {:<24} perplexity {:>7.2f}   same top-1 as original {:>5.1f}%\n", name, e.perplexity(),
                              100.0 * infer::greedy_agreement(base, e).rate());
     return e.perplexity();
