@@ -156,8 +156,9 @@ inline void dot_keys(const float* const* q, const float* const* keys, int64_t d,
 //   out_r[i … i + C·kWidth) += Σ_j p_r[j] · v_j[i … i + C·kWidth)   for r = 0 … R − 1
 // The R·C pieces of out stay in registers while the n value rows go by (j = 0 first), and each
 // piece of a value row is loaded once for the R rows: a load serves R multiply-adds, not one.
-// With one row per load this loop ran at under half the multiply-add rate of the core, limited
-// by its loads; three rows per load made a 1 024-token prefill's attention 0.75–0.86× the time.
+// With one row per load this loop is limited by its loads, not its multiply-adds; sharing each
+// load among R rows lifts that limit (bench_decode, table 4, prints attention's share of a
+// 1 024-token prefill).
 // Each element of out still sees the same operations in the same order (a multiply-add per
 // value row, in row order) whatever R and C are, so a row has the same bits in a tile or alone.
 template <int R, int C>

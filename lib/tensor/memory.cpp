@@ -42,10 +42,8 @@ void record_alloc(const Device& device, std::size_t bytes) {
 // are offered to Linux as transparent huge pages. A decode step streams every weight once: the
 // default model's 538 MB of fp32 are ~130 000 pages of 4 KiB, each an address translation the
 // CPU must look up (a TLB miss) as the stream crosses it, against ~270 pages of 2 MiB.
-// tests/bench/bench_pages times a decode step's products on the same weights on 4 KiB pages in
-// turn, in one process: fp32 with one buffer per layer (as the loader, model/weights.cpp, holds
-// them) took a median 0.93× the time on 2 MiB pages (eleven runs on a noisy day, 0.87–1.06×);
-// chapter 06's packed weights gain less (Q8_0 0.93×, the 4-bit formats 0.97–0.99×). Only
+// tests/bench/bench_pages times a decode step's products on the same weights on 2 MiB and on
+// 4 KiB pages, in turn in one process (its figures: docs/performance.md). Only
 // pages wholly inside the buffer are asked for, so nothing is added to its size; the kernel
 // grants them if it can (/sys/kernel/mm/transparent_hugepage/enabled: "madvise" or "always").
 constexpr std::size_t kHugePage = std::size_t{2} << 20;

@@ -35,36 +35,24 @@ using D = hn::ScalableTag<float>;  // a whole register of floats
 using Vec = hn::Vec<D>;
 constexpr int kVec = static_cast<int>(hn::MaxLanes(D()));  // floats in one register: the lanes of a sum
 // Tiles sized to the register file: kTileW · kTileX accumulators, plus one register per row of x
-// and one for the weight piece in use. On AVX2 (16 registers, the course machine) 4 × 3 uses all
-// sixteen: 12 multiply-adds for 7 loads. Loads, not multiply-adds, set a tile's pace here: timed
-// alone on data in L1 (one core, k = 576 and 1536), 4 × 3 ran at 87 GFLOP/s, 3 × 3 at 79-81,
-// 6 × 2 at 74-81, 4 × 2 at 72, and the kernel before this one (two registers per sum, so that
-// only 2 × 3 fitted) at 64-70; the core's multiply-add peak measured 103. 3 × 4 needs 17
-// registers and fell to 42. On AVX-512 (32 registers) the same tile leaves half the file unused;
-// it has not been timed there since the change.
+// and one for the weight piece in use. On AVX2 (16 registers) 4 × 3 uses all sixteen: 12
+// multiply-adds for 7 loads. Loads, not multiply-adds, set a tile's pace, so the tile with the
+// most multiply-adds per load that still fits the register file wins; one register more (3 × 4
+// needs 17) spills to the stack and loses much more than it gains. On AVX-512 (32 registers) the
+// same tile leaves half the file unused. The history of the tiles tried, and the command that
+// measures the kernel (bench_matmul), are in docs/performance.md.
 constexpr int kTileW = 4, kTileX = 3;
 // One row of x (a decode token) has nothing to share between rows of x, and it is fastest read
 // the simplest way: one weight row at a time, front to back, with no software prefetch. Each
 // thread's share is then one ascending stream of addresses, which the CPU's own prefetchers
-// follow better than our requests for rows ahead. Timed on the AVX2 machine (2 threads, a decode
-// step's fp32 products at the model's shapes, ~538 MB, in turn in one process, medians of 30
-// rounds): 0.957–0.961× the time of 4 rows per tile with prefetch (95–97% of the plain read loop
-// against 88–90%); 2 rows without prefetch 1.15×, 4 rows 1.07×; cells of 4 or 64 rows instead of
-// 16 1.01× and 1.03×. A whole decode step (chapter 03 cache, context 128) took 0.949× the time.
-// Batches (n ≥ 2) still need the prefetch: without it n = 2, 4 and 16 took 1.27×, 1.39× and
-// 1.13× the time. bench_decode (table 1) prints the fraction of read bandwidth a decode step
-// streams at.
-// With one register per sum, a row's multiply-adds wait for each other (one chain, 4 cycles a
-// step on this core: 8 floats per 4 cycles, ~26 GB/s per core at 3.2 GHz, above what memory
-// gives one core here). Against two registers per sum, the order before, a decode step's
-// products took 1.012–1.020× the time, and 1.036–1.039× in a later, slower minute (the read
-// loop at 31 GB/s, both kernels at 83–86% of it), while batches of 2, 4 and 16 rows took
-// 0.947×, 0.932× and 0.922× (the same harness, 20–30 rounds; with the pieces of k below,
-// 0.94×, 0.93× and 0.87×). Two or four rows at a time for n = 1, to run two or four chains at
-// once, took 1.10× and 1.06×. Keeping two registers per sum for the batches too (the old order,
-// each piece of k swept once per register of the sum, with 4 × 3 tiles) took 0.99× at n = 16
-// and 1.0–1.1× at n = 2 and 4; the 2 × 3 tile of the old order with pieces of k, 0.94× at
-// n = 16 and 1.00× at n = 4.
+// follow better than our requests for rows ahead. Batches (n ≥ 2) are different: their tiles
+// compute long enough between loads that memory would sit idle without the requests ahead, so
+// they keep the prefetch. bench_decode (table 1) prints the fraction of read bandwidth a decode
+// step streams at.
+// With one register per sum, a row's multiply-adds wait for each other (one dependency chain:
+// on AVX2, 8 floats per 4 cycles, ~26 GB/s per core at 3.2 GHz). That is still faster than
+// memory feeds one core, so a decode row needs no second chain, and batches gain from the
+// registers it frees for a larger tile. (The orders tried before this one: docs/performance.md.)
 constexpr int kDecodeTileW = 1;
 constexpr bool kDecodePrefetch = false;
 
@@ -77,8 +65,8 @@ int64_t at(int row, int stride) { return int64_t{row} * stride; }
 //   Lane l of sums[t][j] adds the products w_j[i] · x_t[i] at i ≡ l (mod kVec) in order of i, so
 //   cutting k into pieces, or rows into tiles, changes no bit of any sum.
 // A piece of w is used by TX rows of x and a piece of x by TW weight rows: load_piece keeps
-// such a piece in its register (without it a 2 × 2 tile loaded 12 registers per step instead of
-// 8, and ran 1.14–1.25× slower for n = 2 … 16).
+// such a piece in its register, so that the compiler does not load it again for every use (a
+// 2 × 2 tile would load 12 registers per step instead of 8).
 // `ahead`, when not null, is the first of TW weight rows (k floats apart) that a later tile
 // will read: every `ahead_every` floats of k the tile asks for the next 64 bytes of each of them
 // (see kPrefetchTiles).
@@ -111,23 +99,17 @@ void tile_steps(const float* const (&w)[TW], const float* x0, int k, int i0, int
 // did before, left memory idle during the later passes, and a decode step of B = 4 or 16
 // sequences cost visibly more than one of B = 1. bench_batching prints step(B) ÷ step(1).
 // How often to ask depends on how many passes there are: a request takes a load slot, and the
-// tiles are bound by their loads. Asking once per 64-byte line (16 floats) in each pass, against
-// twice (every 8 floats, an AVX2 register), took 0.95-0.96× the time for n = 7 … 16 (three
-// passes or more) and 1.02-1.06× for n = 2 … 6 (one or two passes), where each line is asked
-// for only once or twice in all. (Those timings were taken while the test in the loop was a
-// `%` by a run-time value, a division in every step; testing the low bits instead took 0.96×
-// the time for n = 16 and 0.95× for n = 4, the same bits.)
+// tiles are bound by their loads. With three passes or more (n > 6) every line is asked for
+// in several passes, so once per 64-byte line (16 floats) per pass is enough; with one or two
+// passes, twice per line (every 8 floats) makes sure each line is asked for early.
 constexpr int kPrefetchTiles = 2;
 int ahead_every(int n) { return n > 2 * kTileX ? 16 : 8; }  // floats of k between requests
 
 // When the rows of x take more than one pass over a tile of weight rows, k goes in pieces of
 // kPiece floats, each piece through every pass before the next: a piece of the weight rows
 // (4 × 512 bytes) and of x (16 × 512 bytes at most) then stays in L1 between the passes, where
-// whole rows (x alone 36 KB for n = 16, k = 576) did not. Timed against whole rows (a decode
-// step's products at the model's shapes, 2 threads, in turn in one process): pieces of 128
-// floats took 0.87× the time for n = 8 and 16, 0.92× for n = 4 and 5; pieces of 64, 192, 256
-// and 512 floats 0.93, 0.88, 0.89 and 0.94× for n = 16. With one pass (n ≤ 3) there is nothing
-// to keep, and pieces cost 1.01–1.02×.
+// whole rows (x alone 36 KB for n = 16, k = 576) did not. With one pass (n ≤ 3) there is
+// nothing to keep between passes, and k goes whole.
 constexpr int kPiece = 128;
 
 // Weight rows [first, last) against every activation row, TW weight rows at a time, asking for
@@ -149,8 +131,8 @@ void weight_rows(int first, int last, int n, int m, int k, const float* w, const
       for (auto& sum : sums[t]) sum = hn::Zero(D());
     for (int i0 = 0; i0 < whole; i0 += piece) {
       const int i1 = std::min(i0 + piece, whole);
-      // Rows of x in tiles of kTileX; two left over go as one tile of 2 (for n = 5 and 8 that took
-      // 0.91-0.92× the time of two tiles of 1, measured with the 2 × 3 tile before), one as a tile of 1.
+      // Rows of x in tiles of kTileX; two left over go as one tile of 2 (one load of each weight
+      // piece for both, not two), one as a tile of 1.
       int t = 0;
       for (; t + kTileX <= n; t += kTileX)
         tile_steps<TW, kTileX>(wr, x + at(t, k), k, i0, i1, sums + t, ahead, every);
