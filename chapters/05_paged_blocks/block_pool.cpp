@@ -37,26 +37,8 @@ std::optional<int> BlockPool::allocate() {
   const int b = free_.front();
   free_.pop_front();
   refcount_[b] = 1;
-  if (on_reuse_) on_reuse_(b);
+  if (on_reuse_) on_reuse_(b);  // part 2: the prefix cache forgets the block's old contents
   return b;
-}
-
-void BlockPool::retain(int block) {
-  check_index(block);
-  int& rc = refcount_[block];
-  if (rc == 0) throw std::logic_error(fmt::format("BlockPool: retain of free block {}", block));
-  ++rc;
-}
-
-void BlockPool::reclaim(int block) {
-  check_index(block);
-  int& rc = refcount_[block];
-  if (rc != 0) throw std::logic_error(fmt::format("BlockPool: reclaim of block {}, which is held {} times", block, rc));
-  // O(free blocks): a prefix hit happens once per admitted request, not per token.
-  const auto it = std::find(free_.begin(), free_.end(), block);
-  if (it == free_.end()) throw std::logic_error(fmt::format("BlockPool: free block {} is not on the free list", block));
-  free_.erase(it);
-  rc = 1;
 }
 
 void BlockPool::release(int block) {
@@ -103,6 +85,26 @@ const float* BlockPool::key_data(int layer, int block) const {
 const float* BlockPool::value_data(int layer, int block) const {
   const Tensor& v = values_[layer];
   return v.host<float>() + int64_t{block} * block_size_ * v.dim(1);
+}
+
+// ==== Part 2: sharing (prefix reuse, fork, copy-on-write) ====
+
+void BlockPool::retain(int block) {
+  check_index(block);
+  int& rc = refcount_[block];
+  if (rc == 0) throw std::logic_error(fmt::format("BlockPool: retain of free block {}", block));
+  ++rc;
+}
+
+void BlockPool::reclaim(int block) {
+  check_index(block);
+  int& rc = refcount_[block];
+  if (rc != 0) throw std::logic_error(fmt::format("BlockPool: reclaim of block {}, which is held {} times", block, rc));
+  // O(free blocks): a prefix hit happens once per admitted request, not per token.
+  const auto it = std::find(free_.begin(), free_.end(), block);
+  if (it == free_.end()) throw std::logic_error(fmt::format("BlockPool: free block {} is not on the free list", block));
+  free_.erase(it);
+  rc = 1;
 }
 
 void BlockPool::copy_block(int src, int dst) {

@@ -1,4 +1,5 @@
-// Chapter 05's layer, part 1: the block pool — the K/V memory of every sequence, cut into pages.
+// Chapter 05's layer, part 1 (paging), file 1: the block pool — the K/V memory of every
+// sequence, cut into pages.
 //
 // Chapter 04 gave each request its own contiguous cache, sized for the longest it could become.
 // Most of that reservation is never written (internal fragmentation), and caches of different
@@ -10,9 +11,13 @@
 //               and values of B positions: rows b·B … b·B+B−1 of keys[l] and values[l]
 //   free list   the blocks nobody holds; allocate() takes one, or answers "none" — the pool
 //               never hands out memory it does not have
-//   refcounts   how many sequences hold a block: a shared prefix, or samples forked from one
-//               prompt, hold the same physical block; it returns to the free list when the
-//               last holder releases it
+//   refcounts   how many sequences hold a block; it returns to the free list when the last
+//               holder releases it
+//
+// Part 2 (sharing) needs three more operations, grouped at the end of the class: a shared prefix,
+// or samples forked from one prompt, hold the same physical block (retain: one more holder), a
+// cached block nobody holds any more is taken back as it is (reclaim), and a shared block about
+// to be written is first copied (copy_block, for copy-on-write).
 //
 // Sizes (the default model): a block holds 2 (K and V) × 30 layers × B × H_kv·D (= 192) floats,
 // 720 KiB at B = 16, i.e. 46 080 bytes per position, exactly chapter 03's per-token cost.
@@ -53,20 +58,11 @@ class BlockPool {
   // that has been free longest is handed out first, so that recently freed blocks, which the
   // prefix cache may still want, are reused last.
   std::optional<int> allocate();
-  // One more holder of a held block (refcount ≥ 1). Throws std::logic_error on a free block.
-  void retain(int block);
-  // Takes a FREE block back without clearing it (refcount 0 → 1): a prefix-cache hit on a
-  // block whose sequence has ended but whose contents are still valid.
-  void reclaim(int block);
   // One holder fewer; at 0 the block goes to the back of the free list. Releasing a free block
   // is a double free and throws std::logic_error.
   void release(int block);
   int refcount(int block) const;
   bool is_free(int block) const { return refcount(block) == 0; }
-
-  // Called with a block that allocate() is about to hand out, so that whoever indexes the old
-  // contents (the prefix cache) forgets them before they are overwritten.
-  void set_reuse_listener(std::function<void(int block)> listener) { on_reuse_ = std::move(listener); }
 
   // Throws std::logic_error naming the first broken invariant: every block is either on the free
   // list exactly once with refcount 0, or off it with refcount ≥ 1.
@@ -79,10 +75,20 @@ class BlockPool {
   // Host pointer to the first key/value row of a block (CPU pools only).
   const float* key_data(int layer, int block) const;
   const float* value_data(int layer, int block) const;
-  // Copies block src into block dst in every layer (copy-on-write).
-  void copy_block(int src, int dst);
   int n_layers() const { return static_cast<int>(keys_.size()); }
   const Device& device() const { return device_; }
+
+  // ==== Part 2: sharing (prefix reuse, fork, copy-on-write) ====
+  // One more holder of a held block (refcount ≥ 1). Throws std::logic_error on a free block.
+  void retain(int block);
+  // Takes a FREE block back without clearing it (refcount 0 → 1): a prefix-cache hit on a
+  // block whose sequence has ended but whose contents are still valid.
+  void reclaim(int block);
+  // Called with a block that allocate() is about to hand out, so that whoever indexes the old
+  // contents (the prefix cache) forgets them before they are overwritten.
+  void set_reuse_listener(std::function<void(int block)> listener) { on_reuse_ = std::move(listener); }
+  // Copies block src into block dst in every layer (copy-on-write).
+  void copy_block(int src, int dst);
 
  private:
   void check_index(int block) const;

@@ -12,7 +12,7 @@ int64_t BlockTable::blocks_needed(const BlockPool& pool, int64_t n) const {
   const int64_t last = (length_ + n - 1) / block_size_;  // logical block of the last new position
   int64_t need = std::max<int64_t>(0, last + 1 - std::ssize(blocks_));
   for (int64_t i = length_ / block_size_; i <= last && i < std::ssize(blocks_); ++i)
-    need += pool.refcount(blocks_[i]) > 1;
+    need += pool.refcount(blocks_[i]) > 1;  // part 2: a shared block to be written is copied
   return need;
 }
 
@@ -21,18 +21,9 @@ bool BlockTable::reserve(BlockPool& pool, int64_t n, int64_t* copies) {
   if (pool.block_size() != block_size_) throw std::logic_error("BlockTable: pool of another block size");
   if (n <= 0) return true;
   if (blocks_needed(pool, n) > pool.free_blocks()) return false;
-  const int64_t last = (length_ + n - 1) / block_size_;
-  // Copy-on-write: a shared block about to be written becomes a private copy. The others keep
-  // reading the original.
-  for (int64_t i = length_ / block_size_; i <= last && i < std::ssize(blocks_); ++i) {
-    int& b = blocks_[i];
-    if (pool.refcount(b) == 1) continue;
-    const int copy = *pool.allocate();  // counted in blocks_needed: cannot fail
-    pool.copy_block(b, copy);
-    pool.release(b);
-    b = copy;
-    if (copies != nullptr) ++*copies;
-  }
+  const int64_t last = (length_ + n - 1) / block_size_;  // logical block of the last new position
+  copy_on_write(pool, last, copies);  // part 2: a shared block about to be written is copied first
+  // New blocks as the sequence grows: the pool has them, blocks_needed said so.
   while (std::ssize(blocks_) <= last) blocks_.push_back(*pool.allocate());
   return true;
 }
@@ -47,29 +38,6 @@ void BlockTable::advance(int64_t n) {
 void BlockTable::truncate(int64_t positions) {
   if (positions < 0 || positions > length_)
     throw std::logic_error(fmt::format("BlockTable: truncate to {} of {} positions", positions, length_));
-  length_ = positions;
-}
-
-void BlockTable::share(BlockPool& pool, std::span<const int> blocks, int64_t positions) {
-  if (!blocks_.empty()) throw std::logic_error("BlockTable: share into a table that holds blocks");
-  const auto n = static_cast<std::size_t>((positions + block_size_ - 1) / block_size_);
-  if (n > blocks.size()) throw std::logic_error(fmt::format("BlockTable: {} positions need {} blocks, given {}", positions, n, blocks.size()));
-  for (std::size_t i = 0; i < n; ++i) {
-    pool.retain(blocks[i]);
-    blocks_.push_back(blocks[i]);
-  }
-  length_ = positions;
-}
-
-void BlockTable::adopt(BlockPool& pool, std::span<const int> blocks, int64_t positions) {
-  if (!blocks_.empty()) throw std::logic_error("BlockTable: adopt into a table that holds blocks");
-  if (positions != std::ssize(blocks) * block_size_)
-    throw std::logic_error("BlockTable: adopt takes whole blocks");
-  for (int b : blocks) {
-    if (pool.is_free(b)) pool.reclaim(b);
-    else pool.retain(b);
-    blocks_.push_back(b);
-  }
   length_ = positions;
 }
 
@@ -94,6 +62,47 @@ void check_tables(const BlockPool& pool, std::span<const BlockTable* const> tabl
     throw std::logic_error(fmt::format("block {}: refcount {} but {} tables hold it{}", b, rc, held,
                                        rc == 0 ? " (used after it was freed)" : ""));
   }
+}
+
+// ==== Part 2: sharing (prefix reuse, fork, copy-on-write) ====
+
+// the-change: begin BlockTable::copy_on_write
+void BlockTable::copy_on_write(BlockPool& pool, int64_t last, int64_t* copies) {
+  // A shared block about to be written becomes a private copy; the other holders keep reading
+  // the original.
+  for (int64_t i = length_ / block_size_; i <= last && i < std::ssize(blocks_); ++i) {
+    int& b = blocks_[i];
+    if (pool.refcount(b) == 1) continue;
+    const int copy = *pool.allocate();  // counted in blocks_needed: cannot fail
+    pool.copy_block(b, copy);
+    pool.release(b);
+    b = copy;
+    if (copies != nullptr) ++*copies;
+  }
+}
+// the-change: end BlockTable::copy_on_write
+
+void BlockTable::share(BlockPool& pool, std::span<const int> blocks, int64_t positions) {
+  if (!blocks_.empty()) throw std::logic_error("BlockTable: share into a table that holds blocks");
+  const auto n = static_cast<std::size_t>((positions + block_size_ - 1) / block_size_);
+  if (n > blocks.size()) throw std::logic_error(fmt::format("BlockTable: {} positions need {} blocks, given {}", positions, n, blocks.size()));
+  for (std::size_t i = 0; i < n; ++i) {
+    pool.retain(blocks[i]);
+    blocks_.push_back(blocks[i]);
+  }
+  length_ = positions;
+}
+
+void BlockTable::adopt(BlockPool& pool, std::span<const int> blocks, int64_t positions) {
+  if (!blocks_.empty()) throw std::logic_error("BlockTable: adopt into a table that holds blocks");
+  if (positions != std::ssize(blocks) * block_size_)
+    throw std::logic_error("BlockTable: adopt takes whole blocks");
+  for (int b : blocks) {
+    if (pool.is_free(b)) pool.reclaim(b);
+    else pool.retain(b);
+    blocks_.push_back(b);
+  }
+  length_ = positions;
 }
 
 }  // namespace infer

@@ -13,7 +13,7 @@ PagedEngine::PagedEngine(Llama& model, SamplingParams sampling, const PagedEngin
       options_(options),
       pool_(model.config(), options.block_size, options.budget_bytes, model.device()),
       prefix_(options.block_size) {
-  // A free block the prefix cache still indexes is about to be overwritten: forget it first.
+  // Part 2: a free block the prefix cache still indexes is about to be overwritten: forget it first.
   pool_.set_reuse_listener([this](int block) { prefix_.forget(block); });
 }
 
@@ -36,12 +36,6 @@ Sampler PagedEngine::sampler_for(const Request& r) const {
   SamplingParams own = sampling_;
   own.seed = sampling_.seed + static_cast<uint64_t>(r.id);  // as chapter 04: draws independent of the batch
   return Sampler(own);
-}
-
-PrefixCache::Hit PagedEngine::lookup(std::span<const int32_t> tokens) const {
-  if (!options_.prefix_caching) return {};
-  // At least the last token is computed: its logits give the next token.
-  return prefix_.lookup(tokens, std::ssize(tokens) - 1);
 }
 
 namespace {
@@ -84,10 +78,10 @@ void PagedEngine::admit(const Request& r, int new_tokens) {
     throw std::invalid_argument(fmt::format("request {}: {} prompt + {} new tokens exceed the context length {}", r.id,
                                             r.prompt.size(), new_tokens, model_.config().context_length));
   std::vector<int32_t> all = tokens_to_restore(r);
-  const PrefixCache::Hit hit = lookup(all);
+  const PrefixCache::Hit hit = lookup(all);  // part 2: nothing when prefix caching is off
 
   Sequence s{std::make_unique<PagedKvCache>(pool_, model_.config(), &prefix_, options_.read), sampler_for(r), {}, {}, hit.hashes};
-  s.cache->table().adopt(pool_, hit.blocks, hit.positions() * pool_.block_size());
+  s.cache->table().adopt(pool_, hit.blocks, hit.positions() * pool_.block_size());  // part 2: cached blocks as they are
   const int64_t cached = s.cache->length();
   s.feed.assign(all.begin() + cached, all.end());  // the uncached suffix
   if (!s.cache->reserve(std::ssize(s.feed)))
@@ -97,36 +91,6 @@ void PagedEngine::admit(const Request& r, int new_tokens) {
   stats_.prefill_tokens += std::ssize(s.feed);
   ++stats_.admissions;
   sequences_.emplace(r.id, std::move(s));
-}
-
-void PagedEngine::fork(const Request& parent, const Request& child) {
-  const Sequence& p = sequence(parent);
-  if (sequences_.count(child.id) != 0) throw std::logic_error(fmt::format("request {} forked while admitted", child.id));
-  if (child.prompt != parent.prompt || !child.tokens.empty())
-    throw std::invalid_argument("fork: the child must be a fresh request with the parent's prompt");
-  const auto shared = std::ssize(parent.prompt) - 1;  // positions 0 … P−2
-  if (p.cache->length() < shared + 1) throw std::logic_error("fork: the parent's prompt is not prefilled yet");
-
-  Sequence s{std::make_unique<PagedKvCache>(pool_, model_.config(), &prefix_, options_.read), sampler_for(child), parent.prompt,
-             {parent.prompt.back()}, {}};
-  s.cache->table().share(pool_, p.cache->table().blocks(), shared);
-  const int64_t full = shared / pool_.block_size();  // blocks the child shares whole
-  s.hashes.assign(p.hashes.begin(), p.hashes.begin() + std::min(full, std::ssize(p.hashes)));
-  ++stats_.forks;
-  stats_.shared_at_fork += std::ssize(s.cache->table().blocks());
-  sequences_.emplace(child.id, std::move(s));
-}
-
-void PagedEngine::index_full_blocks(Sequence& s) {
-  if (!options_.prefix_caching) return;
-  const int B = pool_.block_size();
-  while (std::ssize(s.hashes) < s.cache->length() / B) {
-    const int64_t i = std::ssize(s.hashes);  // the next block to index
-    const std::span<const int32_t> block(s.tokens.data() + i * B, B);
-    const uint64_t h = PrefixCache::chain(i == 0 ? PrefixCache::kNoPrefix : s.hashes.back(), block);
-    prefix_.insert(h, s.cache->table().blocks()[i], block);
-    s.hashes.push_back(h);
-  }
 }
 
 // the-change: begin PagedEngine::step
@@ -148,7 +112,7 @@ std::vector<int32_t> PagedEngine::step(std::span<Request* const> batch) {
   const std::vector<int32_t> next = forward_and_sample(model_, chunks, samplers);
   for (std::size_t i = 0; i < seqs.size(); ++i) {
     Sequence& s = *seqs[i];
-    index_full_blocks(s);
+    index_full_blocks(s);  // part 2: full blocks into the prefix cache
     s.tokens.push_back(next[i]);
     s.feed.assign(1, next[i]);
   }
@@ -180,6 +144,44 @@ std::vector<const BlockTable*> PagedEngine::tables() const {
   std::vector<const BlockTable*> out;
   for (const auto& [id, s] : sequences_) out.push_back(&s.cache->table());
   return out;
+}
+
+// ==== Part 2: sharing (prefix reuse, fork, copy-on-write) ====
+
+PrefixCache::Hit PagedEngine::lookup(std::span<const int32_t> tokens) const {
+  if (!options_.prefix_caching) return {};
+  // At least the last token is computed: its logits give the next token.
+  return prefix_.lookup(tokens, std::ssize(tokens) - 1);
+}
+
+void PagedEngine::index_full_blocks(Sequence& s) {
+  if (!options_.prefix_caching) return;
+  const int B = pool_.block_size();
+  while (std::ssize(s.hashes) < s.cache->length() / B) {
+    const int64_t i = std::ssize(s.hashes);  // the next block to index
+    const std::span<const int32_t> block(s.tokens.data() + i * B, B);
+    const uint64_t h = PrefixCache::chain(i == 0 ? PrefixCache::kNoPrefix : s.hashes.back(), block);
+    prefix_.insert(h, s.cache->table().blocks()[i], block);
+    s.hashes.push_back(h);
+  }
+}
+
+void PagedEngine::fork(const Request& parent, const Request& child) {
+  const Sequence& p = sequence(parent);
+  if (sequences_.count(child.id) != 0) throw std::logic_error(fmt::format("request {} forked while admitted", child.id));
+  if (child.prompt != parent.prompt || !child.tokens.empty())
+    throw std::invalid_argument("fork: the child must be a fresh request with the parent's prompt");
+  const auto shared = std::ssize(parent.prompt) - 1;  // positions 0 … P−2
+  if (p.cache->length() < shared + 1) throw std::logic_error("fork: the parent's prompt is not prefilled yet");
+
+  Sequence s{std::make_unique<PagedKvCache>(pool_, model_.config(), &prefix_, options_.read), sampler_for(child), parent.prompt,
+             {parent.prompt.back()}, {}};
+  s.cache->table().share(pool_, p.cache->table().blocks(), shared);
+  const int64_t full = shared / pool_.block_size();  // blocks the child shares whole
+  s.hashes.assign(p.hashes.begin(), p.hashes.begin() + std::min(full, std::ssize(p.hashes)));
+  ++stats_.forks;
+  stats_.shared_at_fork += std::ssize(s.cache->table().blocks());
+  sequences_.emplace(child.id, std::move(s));
 }
 
 }  // namespace infer

@@ -1,21 +1,26 @@
-// Chapter 05's layer, part 5: the paged engine — chapter 04's step over paged caches.
+// Chapter 05's layer, part 1 (paging), file 4: the paged engine — chapter 04's step over paged
+// caches.
 //
 // PagedEngine is a StepEngine like chapter 04's BatchDecoder: one Llama::forward_batch per step over
 // every sequence's chunk, one Sampler per request (seed + id). What changes is memory:
 //
 //   admit     the request's tokens (its prompt; after a preemption, prompt + what it generated)
-//             are looked up in the prefix cache; the cached full blocks are adopted as they are,
-//             and only the rest — the uncached suffix — is fed as its prefill chunk
-//   step      every sequence reserves the blocks its new positions need (copy-on-write included),
-//             the forward writes and reads keys/values through the block tables, and every block
-//             that became full is entered into the prefix cache under its chained hash
-//   release   the sequence's blocks go back to the pool (cached full blocks stay findable until
-//             the pool hands them out again)
+//             become its prefill chunk, and the pool gives it the blocks they need
+//   step      every sequence reserves the blocks its new positions need, and the forward writes
+//             and reads keys/values through the block tables
+//   release   the sequence's blocks go back to the pool
+//
+// The scheduler's questions (can_admit, reserve, fits_alone) are answered in blocks.
+//
+// Part 2 (sharing), at the end of the class and of paged_engine.cpp:
+//
+//   prefix    admit looks the tokens up in the prefix cache, adopts the cached full blocks as they
+//             are and feeds only the rest — the uncached suffix; after each step every block that
+//             became full is entered into the prefix cache under its chained hash, and it stays
+//             findable after release until the pool hands it out again
 //   fork      n samples of one prompt: the prompt is prefilled once; each sample shares its
 //             blocks and recomputes only the prompt's last position, to draw its own first token
 //             from its own sampler; the shared last block is copied by the first write into it
-//
-// The scheduler's questions (can_admit, reserve, fits_alone) are answered in blocks.
 #pragma once
 
 #include <cstddef>
@@ -38,17 +43,17 @@ namespace infer {
 struct PagedEngineOptions {
   int block_size = kDefaultBlockSize;  // positions per block
   std::size_t budget_bytes = std::size_t{256} << 20;  // the pool: K/V memory of every sequence together
-  bool prefix_caching = true;          // share cached full blocks between requests
+  bool prefix_caching = true;          // part 2: share cached full blocks between requests
   PagedRead read = PagedRead::in_place;
 };
 
 // What the engine did, counted as it ran.
 struct PagedStats {
   int64_t prefill_tokens = 0;  // prompt (and recomputed) tokens fed through the model at admission
-  int64_t cached_tokens = 0;   // prompt positions taken from the prefix cache instead
-  int64_t forks = 0;           // samples forked from a prompt
-  int64_t shared_at_fork = 0;  // blocks they shared when forked
-  int64_t copies = 0;          // copy-on-write block copies
+  int64_t cached_tokens = 0;   // part 2: prompt positions taken from the prefix cache instead
+  int64_t forks = 0;           // part 2: samples forked from a prompt
+  int64_t shared_at_fork = 0;  // part 2: blocks they shared when forked
+  int64_t copies = 0;          // part 2: copy-on-write block copies
   int64_t admissions = 0;      // including readmissions after preemption
 };
 
@@ -68,14 +73,8 @@ class PagedEngine : public MemoryBoundEngine {
   bool reserve(const Request& r) override;
   bool fits_alone(const Request& r) const override;
 
-  // `child` (same prompt, not admitted) becomes a sample of `parent`, whose prompt has been
-  // prefilled: it shares the blocks of the prompt's first P−1 positions and feeds the last
-  // prompt token itself in its first step.
-  void fork(const Request& parent, const Request& child);
-
   BlockPool& pool() { return pool_; }
   const BlockPool& pool() const { return pool_; }
-  const PrefixCache& prefix_cache() const { return prefix_; }
   PagedStats stats() const;
   int64_t last_step_tokens() const { return last_step_tokens_; }
   std::size_t sequences() const { return sequences_.size(); }
@@ -85,17 +84,25 @@ class PagedEngine : public MemoryBoundEngine {
   // The block tables of the live sequences (for check_tables).
   std::vector<const BlockTable*> tables() const;
 
+  // ==== Part 2: sharing (prefix reuse, fork, copy-on-write) ====
+  // `child` (same prompt, not admitted) becomes a sample of `parent`, whose prompt has been
+  // prefilled: it shares the blocks of the prompt's first P−1 positions and feeds the last
+  // prompt token itself in its first step.
+  void fork(const Request& parent, const Request& child);
+  const PrefixCache& prefix_cache() const { return prefix_; }
+
  private:
   struct Sequence {
     std::unique_ptr<PagedKvCache> cache;
     Sampler sampler;
     std::vector<int32_t> tokens;   // whose keys/values are stored or fed next: prompt, then generated
     std::vector<int32_t> feed;     // the next step's chunk
-    std::vector<uint64_t> hashes;  // chained hash of each full block entered into the prefix cache
+    std::vector<uint64_t> hashes;  // part 2: chained hash of each full block entered into the prefix cache
   };
   Sequence& sequence(const Request& r);
   const Sequence& sequence(const Request& r) const;
   Sampler sampler_for(const Request& r) const;
+  // Part 2: the cached prefix of `tokens`; the blocks that became full, into the prefix cache.
   PrefixCache::Hit lookup(std::span<const int32_t> tokens) const;
   void index_full_blocks(Sequence& s);
 
@@ -103,7 +110,7 @@ class PagedEngine : public MemoryBoundEngine {
   SamplingParams sampling_;
   PagedEngineOptions options_;
   BlockPool pool_;       // declared before the sequences: their caches release into it
-  PrefixCache prefix_;
+  PrefixCache prefix_;   // part 2
   std::unordered_map<int, Sequence> sequences_;  // by request id
   PagedStats stats_;
   int64_t copies_of_released_ = 0;  // copy-on-write copies made by caches already gone

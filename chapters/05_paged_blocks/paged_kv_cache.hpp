@@ -1,4 +1,5 @@
-// Chapter 05's layer, part 4: a KvStore whose memory is a block table into the shared pool.
+// Chapter 05's layer, part 1 (paging), file 3: a KvStore whose memory is a block table into the
+// shared pool.
 //
 // Chapter 03's GroupedKvCache kept one [max_tokens, H_kv·D] buffer per layer. PagedKvCache keeps
 // only a BlockTable; the rows live in the BlockPool, shared by every sequence. For layer l, a
@@ -17,10 +18,10 @@
 // checks.
 //
 // Memory is taken from the pool before a step, in reserve(): the blocks for the new positions
-// and, when one of the blocks to be written is shared (a forked sample writing into its prompt's
-// last block), a private copy of it (copy-on-write). Doing this before the forward, not inside
-// attend, lets a scheduler that finds the pool empty preempt someone instead of failing halfway
-// through a forward pass.
+// and (part 2), when one of the blocks to be written is shared (a forked sample writing into its
+// prompt's last block), a private copy of it (copy-on-write). Doing this before the forward, not
+// inside attend, lets a scheduler that finds the pool empty preempt someone instead of failing
+// halfway through a forward pass.
 //
 // On a CUDA device the CPU kernel does not apply: attend gathers the sequence's rows
 // from its blocks into one contiguous tensor per layer (device-to-device copies) and calls
@@ -46,15 +47,16 @@ enum class PagedRead {
 
 class PagedKvCache : public KvStore {
  public:
-  // `prefix` (optional): the prefix cache to tell when a block it indexes is written in place.
+  // `prefix` (optional, part 2): the prefix cache to tell when a block it indexes is written in
+  // place.
   PagedKvCache(BlockPool& pool, const LlamaConfig& config, PrefixCache* prefix = nullptr,
                PagedRead read = PagedRead::in_place);
   ~PagedKvCache() override;  // its blocks go back to the pool
   PagedKvCache(const PagedKvCache&) = delete;
   PagedKvCache& operator=(const PagedKvCache&) = delete;
 
-  // Makes room for the next n_new positions (new blocks, copy-on-write of shared ones). All or
-  // nothing; false when the pool has too few free blocks.
+  // Makes room for the next n_new positions (new blocks; part 2: copy-on-write of shared ones).
+  // All or nothing; false when the pool has too few free blocks.
   bool reserve(int64_t n_new);
   // Blocks reserve(n_new) would take from the pool.
   int64_t blocks_needed(int64_t n_new) const { return table_.blocks_needed(pool_, n_new); }
@@ -65,22 +67,24 @@ class PagedKvCache : public KvStore {
   const BlockTable& table() const { return table_; }
   BlockPool& pool() const { return pool_; }
   int64_t length() const { return table_.length(); }
-  int64_t copies() const { return copies_; }  // copy-on-write copies this cache made
   // Bytes of the blocks it holds (a shared block counted in full by every holder).
   std::size_t bytes() const { return table_.blocks().size() * pool_.bytes_per_block(); }
   void release() { table_.release(pool_); }
   void truncate(int64_t positions) { table_.truncate(positions); }
+
+  // ==== Part 2: sharing (prefix reuse, fork, copy-on-write) ====
+  int64_t copies() const { return copies_; }  // copy-on-write copies this cache made
 
  private:
   void attend_in_place(int layer, int64_t pos0, const Tensor& q, Tensor& out) const;
   void attend_gathered(int layer, int64_t pos0, const Tensor& q, Tensor& out) const;
 
   BlockPool& pool_;
-  PrefixCache* prefix_;
+  PrefixCache* prefix_;  // part 2
   PagedRead read_;
   int n_heads_, n_kv_heads_, n_layers_;
   BlockTable table_;
-  int64_t copies_ = 0;
+  int64_t copies_ = 0;  // part 2
 };
 
 }  // namespace infer

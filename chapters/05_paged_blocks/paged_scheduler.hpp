@@ -1,4 +1,5 @@
-// Chapter 05's layer, part 6: continuous batching when memory, not slots, is what runs out.
+// Chapter 05's layer, part 1 (paging), file 5: continuous batching when memory, not slots, is
+// what runs out.
 //
 // Chapter 04's Scheduler admits whenever a slot is free, because each request brought its own
 // cache. With one shared pool, a slot is cheap and a block is what counts:

@@ -160,13 +160,14 @@ CHANGES: dict[str, list] = {
         Code("lib/model/llama_batch.cpp", "Llama::forward_batch"),
     ],
     CH05: [
-        Text("Chapter 04's step against chapter 05's: the same pass over the same chunks, but each "
-             "request's cache is a block table into one shared pool. Before the pass a request "
-             "reserves blocks for its new tokens (the scheduler preempts when the pool is out); "
-             "after it, newly filled blocks enter the prefix cache so later requests can share them."),
+        Text("**Part 1: paging.** Chapter 04's step against chapter 05's: the same pass over the same "
+             "chunks, but each request's cache is a block table into one shared pool. Before the pass "
+             "a request reserves blocks for its new tokens (the scheduler preempts when the pool is "
+             "out); after it, newly filled blocks enter the prefix cache (part 2) so later requests "
+             "can share them."),
         Diff([((f"{CH04}/batch_decode.cpp", "BatchDecoder::step"), (f"{CH05}/paged_engine.cpp", "PagedEngine::step"))]),
-        Text("Reserving is where copy-on-write happens: a block shared with another sequence (a "
-             "cached prefix, a forked sample) becomes a private copy before it is written."),
+        Text("Reserving takes blocks from the pool as the sequence grows, all or nothing, so a "
+             "sequence never holds more than the tail of its last block unwritten."),
         Code(f"{CH05}/block_table.cpp", "BlockTable::reserve"),
         Text("Attention writes each new row into its block and reads every earlier one through the "
              "block table: position p lives in logical block p / B, row p % B."),
@@ -175,6 +176,10 @@ CHANGES: dict[str, list] = {
              "(the one `ops::attention` runs on chapter 04's contiguous cache) asks a `KvRows` where "
              "row j lies, and the cache answers with the blocks of its table."),
         Code(f"{CH05}/paged_kv_cache.cpp", "PagedKvCache::attend_in_place"),
+        Text("**Part 2: sharing (prefix reuse, fork, copy-on-write).** Two block tables may list the "
+             "same block: a cached prefix, or samples forked from one prompt. A shared block is only "
+             "read; reserving one for a write first gives the writer a private copy."),
+        Code(f"{CH05}/block_table.cpp", "BlockTable::copy_on_write"),
     ],
     CH06: [
         Text("Every weight matrix of the forward pass is a `Linear`. lib's `DenseLinear` keeps fp32 "
