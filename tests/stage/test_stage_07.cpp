@@ -352,7 +352,7 @@ TEST_CASE("sampled speculative decoding follows the plain sampler's distribution
     REQUIRE(std::ssize(spec.steps) == kSampled);
     // Both branches of the rule ran: guesses kept and guesses rejected.
     INFO("α = " << spec.stats.alpha() << " over " << spec.stats.drafted << " guesses");
-    CHECK(spec.stats.accepted > 20);
+    CHECK(spec.stats.accepted >= 10);  // how many depends on the sampled text (prompt lookup at T 1: 17 on a Zen 4)
     CHECK(spec.stats.accepted < spec.stats.drafted);
 
     Pit pit;

@@ -128,7 +128,7 @@ int32_t q4_1_codes_dot(const uint8_t* codes, const int8_t* qx) {
 HWY_BEFORE_NAMESPACE();
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3_DL
 // Highway's AVX3_DL target is chosen only on CPUs with AVX-512 VNNI (Ice Lake, Zen 4 and later),
-// but its compiler flags name only the VEX form (avxvnni); vpdpbusd on 256-bit registers needs these.
+// but its compiler flags name only the VEX form (avxvnni); the EVEX vpdpbusd below needs these.
 #pragma GCC target("avx512vnni,avx512vl")
 #endif
 namespace infer::quant::HWY_NAMESPACE {
@@ -141,7 +141,13 @@ namespace {
 // so both ways give the same exact sums.
 inline __m256i dot_u8_i8(__m256i u, __m256i s) {
 #if HWY_TARGET <= HWY_AVX3_DL
-  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+  // Written out with {evex} (%{ %} in GCC asm): the AVX-512 VNNI encoding. The target's flags also enable AVX-VNNI
+  // (the VEX form of the same instruction), and GCC then emits the shorter VEX form for the
+  // intrinsic, which CPUs with AVX-512 VNNI but no AVX-VNNI (Zen 4, Ice Lake) do not have: SIGILL.
+  // AT&T order: acc += Σ u (unsigned bytes) · s (signed bytes), 4 products per int32 lane.
+  __m256i acc = _mm256_setzero_si256();
+  asm("%{evex%} vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u), "v"(s));
+  return acc;
 #elif defined(__AVXVNNI__)
   return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u, s);
 #else
