@@ -16,8 +16,8 @@
 #include "analytic.hpp"
 #include "app/run_record.hpp"
 #include "02_kv_cache/cached_generate.hpp"  // plain decoding, the baseline
-#include "drafts.hpp"
 #include "03_gqa/grouped_kv_cache.hpp"
+#include "make_drafter.hpp"
 #include "measure/bandwidth.hpp"
 #include "measure/timing.hpp"
 #include "speculative_decode.hpp"

@@ -18,6 +18,7 @@
 
 #include "app/run_record.hpp"
 #include "as_draft.hpp"
+#include "03_gqa/grouped_kv_cache.hpp"
 #include "measure/table.hpp"
 #include "measure/timing.hpp"
 #include "pruning.hpp"
@@ -152,7 +153,7 @@ int main(int argc, char** argv) {
     const train::TeacherLabels teacher_labels = cached_teacher_labels(m, o.model_path, text.training, opt.window, opt.teacher_k,
                                                                       tail_temperatures);
     HeldOut held_out{text.held_out, opt.window, {}};
-    held_out.teacher = evaluate_text(m.model, held_out.tokens, {.window = opt.window, .chunk = 128, .progress_label = "teacher"});
+    held_out.teacher = evaluate_text<GroupedKvCache>(m.model, held_out.tokens, {.window = opt.window, .chunk = 128, .progress_label = "teacher"});
 
     const std::vector<double> scores = print_layer_importance(m, text.calibration, opt.window, depths, o, record.figures);
     const std::vector<PrunedStudent> pruned = print_pruned_students(m, held_out, scores, depths, o, record.figures);

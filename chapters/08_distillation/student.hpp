@@ -70,7 +70,7 @@ class Student {
   std::vector<T> final_normed_, final_inv_rms_, logits_;
 };
 
-// A lib Llama (fp32, CPU) with the student's weights: evaluation with chapter 03's tools.
+// A lib Llama (fp32, CPU) with the student's weights: evaluation with lib's tools.
 Llama to_llama(const Student<float>& student);
 
 }  // namespace infer::train

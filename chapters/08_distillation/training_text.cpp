@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "03_gqa/evaluation.hpp"  // held_out_text, the other side of the cut
+#include "eval/evaluation.hpp"  // held_out_text, the other side of the cut
 
 namespace infer {
 

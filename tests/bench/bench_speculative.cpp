@@ -14,10 +14,10 @@
 #include <fmt/format.h>
 
 #include "app/cli.hpp"
-#include "drafts.hpp"
-#include "measure.hpp"
+#include "make_drafter.hpp"
 #include "measure/bandwidth.hpp"
 #include "measure/table.hpp"
+#include "speedup.hpp"
 #include "tensor/ops.hpp"
 
 using namespace infer;

@@ -7,10 +7,9 @@
 
 #include "catch_compat.hpp"
 
-#include "analytic.hpp"
-#include "measure.hpp"
 #include "prompt_lookup.hpp"
 #include "speculative_decode.hpp"
+#include "speedup.hpp"
 
 using namespace infer;
 

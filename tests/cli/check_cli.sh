@@ -6,8 +6,8 @@
 #   check_cli.sh flags DIR       needs no model: everything that must fail before loading one
 #   check_cli.sh model DIR MODEL runs the binaries on MODEL (a few tokens each, ~20 s on 2 idle cores)
 #
-# DIR holds the binaries (ch01_naive_loop ... ch07_speculative_decoding, stage_diff), each found
-# under DIR/chapters/*/. Every failed check is printed; the exit status is the number of them.
+# DIR holds the binaries (ch01_naive_loop ... ch08_distillation under DIR/chapters/*/, stage_diff
+# under DIR/tools/stage_diff/). Every failed check is printed; the exit status is the number of them.
 set -u
 mode=$1
 dir=$(cd "$2" && pwd)
@@ -16,7 +16,7 @@ model=${3:-}
 # A Llama-shaped GGUF file of 9 KB with a context of 64 tokens (tests/fuzz/make_seeds.py): enough
 # for the checks of flags whose limits come from the model's metadata, without the real model.
 mini_model=$(cd "$(dirname "${BASH_SOURCE[0]}")/../fuzz/corpus/gguf" && pwd)/mini_llama.gguf
-bin() { find "$dir/chapters" -maxdepth 2 -type f -name "$1" -perm -u+x | head -1; }
+bin() { find "$dir/chapters" "$dir/tools" -maxdepth 2 -type f -name "$1" -perm -u+x | head -1; }
 ch01=$(bin ch01_naive_loop) ch02=$(bin ch02_kv_cache) ch03=$(bin ch03_gqa) ch04=$(bin ch04_batching)
 ch05=$(bin ch05_paged_blocks) ch06=$(bin ch06_quantization) ch07=$(bin ch07_speculative_decoding)
 ch08=$(bin ch08_distillation) stage_diff=$(bin stage_diff)

@@ -14,8 +14,8 @@
 
 #include "app/cli.hpp"
 #include "cached_generate.hpp"
-#include "drafts.hpp"
 #include "grouped_kv_cache.hpp"
+#include "make_drafter.hpp"
 #include "skip_without_gpu.hpp"
 #include "speculative_decode.hpp"
 

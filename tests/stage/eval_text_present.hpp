@@ -8,7 +8,7 @@
 
 #include "catch_compat.hpp"
 
-#include "03_gqa/evaluation.hpp"
+#include "eval/evaluation.hpp"
 
 inline bool eval_text_present() {
   if (std::filesystem::exists(infer::eval_text_path())) return true;

@@ -15,7 +15,7 @@
 
 #include "cached_generate.hpp"
 #include "eval_text_present.hpp"
-#include "evaluation.hpp"
+#include "eval/evaluation.hpp"
 #include "grouped_kv_cache.hpp"
 #include "kv_cache.hpp"
 #include "multi_query.hpp"
@@ -149,7 +149,7 @@ TEST_CASE("evaluate_text: perplexity and greedy agreement on the held-out text",
   REQUIRE(tokens.size() >= 2048);  // enough for the chapter's default evaluation
   tokens.resize(300);
 
-  const TextEvaluation e = evaluate_text(m->model, tokens, {.window = 128, .chunk = 50, .progress_label = ""});
+  const TextEvaluation e = evaluate_text<GroupedKvCache>(m->model, tokens, {.window = 128, .chunk = 50, .progress_label = ""});
   CHECK(e.windows == 3);           // 128 + 128 + 44
   CHECK(e.count() == 300 - 3);     // each window's first token is context only
   CHECK(e.positions.front() == 1);
@@ -159,7 +159,7 @@ TEST_CASE("evaluate_text: perplexity and greedy agreement on the held-out text",
   CHECK(greedy_agreement(e, e).rate() == 1.0);
 
   // The chunking inside a window does not matter (beyond round-off).
-  const TextEvaluation whole = evaluate_text(m->model, tokens, {.window = 128, .chunk = 128, .progress_label = ""});
+  const TextEvaluation whole = evaluate_text<GroupedKvCache>(m->model, tokens, {.window = 128, .chunk = 128, .progress_label = ""});
   CHECK(std::fabs(whole.mean_nll() - e.mean_nll()) < 1e-4);
   CHECK(greedy_agreement(e, whole).rate() == 1.0);
 
@@ -172,7 +172,7 @@ TEST_CASE("evaluate_text: perplexity and greedy agreement on the held-out text",
   for (std::size_t v = 0; v < V; ++v) sum += std::exp(static_cast<double>(logits[2 * V + v]));
   CHECK(e.nll[2] == Approx(std::log(sum) - logits[2 * V + static_cast<std::size_t>(tokens[3])]).epsilon(1e-4));
 
-  const TextEvaluation other = evaluate_text(m->model, std::span(tokens).first(200), {.window = 128, .chunk = 128, .progress_label = ""});
+  const TextEvaluation other = evaluate_text<GroupedKvCache>(m->model, std::span(tokens).first(200), {.window = 128, .chunk = 128, .progress_label = ""});
   CHECK_THROWS_AS(greedy_agreement(e, other), std::invalid_argument);
-  CHECK_THROWS_AS(evaluate_text(m->model, std::span(tokens).first(1)), std::invalid_argument);
+  CHECK_THROWS_AS(evaluate_text<GroupedKvCache>(m->model, std::span(tokens).first(1)), std::invalid_argument);
 }

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "evaluation.hpp"  // chapter 03
+#include "eval/evaluation.hpp"
 #include "training_text.hpp"
 
 using namespace infer;

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "cache_shapes.hpp"
-#include "evaluation.hpp"
+#include "eval/evaluation.hpp"
 #include "grouped_kv_cache.hpp"
 #include "02_kv_cache/kv_cache.hpp"
 #include "measure/table.hpp"
@@ -92,9 +92,9 @@ void run_multi_query(LoadedModel& m, const CommonOptions& o, int64_t eval_tokens
 
   Llama mqa = pool_kv_heads(m.model, 1);
   EvalOptions options{.window = window, .chunk = 128, .progress_label = "original model"};
-  const TextEvaluation base = evaluate_text(m.model, tokens, options);
+  const TextEvaluation base = evaluate_text<GroupedKvCache>(m.model, tokens, options);
   options.progress_label = "multi-query";
-  const TextEvaluation pooled = evaluate_text(mqa, tokens, options);
+  const TextEvaluation pooled = evaluate_text<GroupedKvCache>(mqa, tokens, options);
   const Agreement agree = greedy_agreement(base, pooled);
 
   Table table(fmt::format("3. Multi-query experiment: key/value heads mean-pooled into one, no retraining "
@@ -206,7 +206,7 @@ std::vector<SlidingResult> sliding_window_table(LoadedModel& m, const CommonOpti
   constexpr int64_t kChunk = 128;
   constexpr int kGlobalEvery = 6;  // Gemma 3's pattern: 5 local layers, then a global one
   const EvalOptions one_window{.window = T, .chunk = kChunk, .progress_label = fmt::format("full cache, {} tokens", T)};
-  const TextEvaluation full = evaluate_text(m.model, tokens, one_window);
+  const TextEvaluation full = evaluate_text<GroupedKvCache>(m.model, tokens, one_window);
   const GroupedKvCache full_cache(c, T);
 
   Table table(fmt::format("4. Sliding-window attention imposed on this model, no retraining (held-out text: the book of Ruth, first {} "

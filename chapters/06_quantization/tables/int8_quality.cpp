@@ -2,7 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "03_gqa/evaluation.hpp"
+#include "03_gqa/grouped_kv_cache.hpp"
+#include "eval/evaluation.hpp"
 #include "int8_activations.hpp"
 #include "quantize_model.hpp"
 
@@ -24,7 +25,7 @@ std::vector<Int8QualityRow> measure_int8_quality(LoadedModel& m, int64_t eval_to
       // 16 tokens per call: every product is decode-sized (n < 32), where the int8 kernels run.
       const EvalOptions options{.window = window, .chunk = 16,
                                 .progress_label = fmt::format("{}, {} activations", info.scheme, activations_name(a))};
-      eval[a == Activations::int8] = evaluate_text(packed, tokens, options);
+      eval[a == Activations::int8] = evaluate_text<GroupedKvCache>(packed, tokens, options);
     }
     row.perplexity_fp32 = eval[0].perplexity();
     row.perplexity_int8 = eval[1].perplexity();

@@ -10,7 +10,8 @@
 #include <fmt/format.h>
 
 #include "agreement.hpp"
-#include "03_gqa/evaluation.hpp"
+#include "03_gqa/grouped_kv_cache.hpp"
+#include "eval/evaluation.hpp"
 #include "measure/table.hpp"
 #include "measure/timing.hpp"
 #include "quantize_model.hpp"
@@ -98,7 +99,7 @@ void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions
     Result r;
     r.info = apply();
     const EvalOptions eval{.window = q.window, .chunk = q.window, .progress_label = "perplexity, " + r.info.scheme};
-    r.text = evaluate_text(model, tokens, eval);
+    r.text = evaluate_text<GroupedKvCache>(model, tokens, eval);
     r.battery = run_battery(model, tok, questions, q.answer_tokens);
     r.battery_penalized = run_battery(model, tok, questions, q.answer_tokens, penalty);
     r.agree = greedy_agreement_with(model, greedy);

@@ -1,19 +1,8 @@
 #include "analytic.hpp"
 
-#include <cmath>
-
 #include <fmt/format.h>
 
 namespace infer::spec {
-
-double expected_tokens(double alpha, double gamma) {
-  if (alpha >= 1.0) return gamma + 1.0;
-  return (1.0 - std::pow(alpha, gamma + 1)) / (1.0 - alpha);
-}
-
-double predicted_speedup(double alpha, double gamma, double c, double verify_cost) {
-  return expected_tokens(alpha, gamma) / (gamma * c + verify_cost);
-}
 
 namespace {
 std::vector<std::string> gamma_headers(std::string first) {

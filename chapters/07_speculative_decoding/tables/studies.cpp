@@ -8,7 +8,7 @@
 
 #include "agreement_alpha.hpp"
 #include "analytic.hpp"
-#include "drafts.hpp"
+#include "make_drafter.hpp"
 #include "measure/svg_plot.hpp"
 #include "measure/timing.hpp"
 #include "model_drafter.hpp"
@@ -165,7 +165,7 @@ void SpeculationStudy::per_draft_table() {
                          format_seconds(costs_.decode_seconds), costs_.context));
   t.add_note("predicted: E(α, γ̄) / (γ̄·c + v(γ̄)) with this run's α, the draft's c and the measured verification "
              "cost v; γ̄ = guesses per round. Prompt lookup guesses only when it finds a match: its rounds without "
-             "one count as plain decode steps (measure.hpp).");
+             "one count as plain decode steps (speedup.hpp).");
   t.emit(o_.csv_path);
 }
 
@@ -223,6 +223,7 @@ void SpeculationStudy::gamma_sweep() {
            "measured ÷ predicted", "verdict"});
   LinePlot plot("Speculative decoding: speed-up over plain decoding", "γ (guesses per round)", "speed-up (×)");
   std::size_t k = 1;
+  int color = 0;  // a draft's measured and predicted curves: one colour, solid and dashed
   for (MeasuredDraft* d : swept) {
     std::vector<double> xs, measured, predicted;
     double best = 0;
@@ -242,11 +243,11 @@ void SpeculationStudy::gamma_sweep() {
                                          {"tokens_per_second", r.tokens_per_second()}, {"speedup", s},
                                          {"predicted_speedup", p}});
     }
-    plot.add_series(d->drafter->name() + ": measured", xs, measured);
-    plot.add_series(d->drafter->name() + ": predicted", xs, predicted);
+    plot.add_series(d->drafter->name() + ": measured", xs, measured, {.color = color});
+    plot.add_series(d->drafter->name() + ": predicted", xs, predicted, {.color = color++, .dashed = true});
   }
   plot.add_series("plain decoding", {static_cast<double>(s_.gammas.front()), static_cast<double>(s_.gammas.back())},
-                  {1.0, 1.0});
+                  {1.0, 1.0}, {.reference = true});
   t.add_note("A longer guess pays only while α is high: guess i is reached with probability α^(i-1), but every "
              "guess costs c whether it is reached or not.");
   t.emit(o_.csv_path);

@@ -13,13 +13,14 @@
 
 #include "app/cli.hpp"
 #include "drafter.hpp"
-#include "measure.hpp"
+#include "measure/table.hpp"
+#include "speedup.hpp"
 #include "06_quantization/tables/agreement.hpp"
 
 namespace infer::spec {
 
 struct StudyOptions {
-  std::vector<std::string> drafts;  // names (drafts.hpp)
+  std::vector<std::string> drafts;  // names (make_drafter.hpp)
   std::string draft_model;          // for "file"
   int gamma = 4;                    // γ of the per-draft table and the texts table
   std::vector<int> gammas;          // the sweep

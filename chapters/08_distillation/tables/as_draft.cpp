@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "07_speculative_decoding/tables/drafts.hpp"  // make_drafter
-#include "07_speculative_decoding/tables/measure.hpp"  // costs, timing, the formula
-#include "measure/table.hpp"
+#include "07_speculative_decoding/make_drafter.hpp"
 #include "07_speculative_decoding/model_drafter.hpp"
+#include "07_speculative_decoding/speedup.hpp"  // costs, timing, the formula
+#include "measure/table.hpp"
 
 namespace infer::distill {
 

@@ -1,5 +1,7 @@
 #include "held_out.hpp"
 
+#include "03_gqa/grouped_kv_cache.hpp"
+
 namespace infer::distill {
 
 nlohmann::json Score::json() const {
@@ -14,7 +16,7 @@ Score scored(const TextEvaluation& e, const HeldOut& h) {
 }  // namespace
 
 Score score_on(Llama& model, const HeldOut& h, const std::string& label) {
-  return scored(evaluate_text(model, h.tokens, {.window = h.window, .chunk = 128, .progress_label = label}), h);
+  return scored(evaluate_text<GroupedKvCache>(model, h.tokens, {.window = h.window, .chunk = 128, .progress_label = label}), h);
 }
 
 Score teacher_score(const HeldOut& h) { return scored(h.teacher, h); }

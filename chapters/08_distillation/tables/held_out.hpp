@@ -1,4 +1,4 @@
-// How every student of chapter 08 is judged: chapter 03's evaluation on the held-out book, and
+// How every student of chapter 08 is judged: lib's text evaluation on the held-out book, and
 // greedy agreement with the teacher at the same positions.
 #pragma once
 
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "03_gqa/evaluation.hpp"
+#include "eval/evaluation.hpp"
 
 namespace infer::distill {
 

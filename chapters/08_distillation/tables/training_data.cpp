@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "03_gqa/evaluation.hpp"  // read_eval_text, held_out_text
+#include "eval/evaluation.hpp"  // read_eval_text, held_out_text
 #include "measure/table.hpp"  // format_seconds
 #include "measure/timing.hpp"
 #include "training_text.hpp"

@@ -3,7 +3,7 @@
 //   training windows   n windows of S tokens spread evenly over Genesis–Judges (training_text):
 //                      n = ⌈token budget / S⌉, so a small budget still samples the whole text
 //   calibration        the last windows of the training text, for the layer importance score
-//   held-out           the first tokens of Ruth (chapter 03's held_out_text)
+//   held-out           the first tokens of Ruth (lib's held_out_text)
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The drafts chapter 07 measures, made from a name on the command line:
+// Chapter 07's layer, part 5: a draft from its name on the command line (--draft, --drafts):
 //   int8, int4-g128, nf4, q8_0, q4_1   the target packed in that format (chapter 06's kernels)
 //   layers-K                           the target's first K layers, then its norm and head
 //   lookup                             prompt lookup (no model)

@@ -1,4 +1,4 @@
-#include "drafts.hpp"
+#include "make_drafter.hpp"
 
 #include <charconv>
 #include <filesystem>

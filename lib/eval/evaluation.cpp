@@ -1,4 +1,4 @@
-#include "evaluation.hpp"
+#include "eval/evaluation.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 
 #include "app/cli.hpp"  // UsageError
-#include "grouped_kv_cache.hpp"
 #include "measure/progress.hpp"
 #include "measure/timing.hpp"
 
@@ -66,10 +65,9 @@ void check(const Llama& model, int64_t n, const EvalOptions& o) {
 
 }  // namespace
 
-TextEvaluation evaluate_text(Llama& model, std::span<const int32_t> tokens, const EvalOptions& o) {
-  check(model, std::ssize(tokens), o);
-  GroupedKvCache cache(model.config(), std::min(o.window, std::ssize(tokens)), model.device());
-  return evaluate_text(model, tokens, cache, [&] { cache.clear(); }, o);
+int64_t window_tokens(const Llama& model, int64_t n_tokens, const EvalOptions& o) {
+  check(model, n_tokens, o);
+  return std::min(o.window, n_tokens);
 }
 
 TextEvaluation evaluate_text(Llama& model, std::span<const int32_t> tokens, KvStore& cache,

@@ -1,5 +1,6 @@
-// Chapter 03's layer, part 3: measuring a model's quality on real text. Used here for the
-// multi-query experiment, and by any later measurement of what a change costs in quality.
+// A model's quality on real text: the course's evaluation text and the two measures every
+// chapter that changes the numbers (pooled heads, a shorter cache, rounded weights, a trained
+// student) reports beside its own figures.
 //
 //   perplexity   exp(mean over positions of −log p(next token | the tokens before it)),
 //                the model's average "surprise" on the text; lower is better
@@ -48,12 +49,24 @@ struct TextEvaluation {
   double greedy_accuracy(std::span<const int32_t> tokens) const;  // greedy == the actual next token
 };
 
-// Evaluates `model` on tokens (at least 2) with a fresh GroupedKvCache per window.
-TextEvaluation evaluate_text(Llama& model, std::span<const int32_t> tokens, const EvalOptions& options = {});
-// The same through a cache of the caller's (a sliding-window one, say), which `clear` empties
-// at the start of every window; it must accept options.chunk new positions per pass.
+// Evaluates `model` on tokens (at least 2) through `cache`, which `clear` empties at the start
+// of every window; it must hold a window (window_tokens) and accept options.chunk new positions
+// per pass. Throws std::invalid_argument for fewer than 2 tokens or a window outside 2 … the
+// model's context.
 TextEvaluation evaluate_text(Llama& model, std::span<const int32_t> tokens, KvStore& cache,
                              const std::function<void()>& clear, const EvalOptions& options = {});
+
+// The positions a window's cache needs for `n_tokens` tokens: min(window, n_tokens), after the
+// checks evaluate_text makes.
+int64_t window_tokens(const Llama& model, int64_t n_tokens, const EvalOptions& options);
+
+// The same with a fresh cache of type Cache, a KvStore built as Cache(config, positions, device)
+// whose clear() empties it: evaluate_text<GroupedKvCache>(model, tokens, options).
+template <class Cache>
+TextEvaluation evaluate_text(Llama& model, std::span<const int32_t> tokens, const EvalOptions& options = {}) {
+  Cache cache(model.config(), window_tokens(model, std::ssize(tokens), options), model.device());
+  return evaluate_text(model, tokens, cache, [&] { cache.clear(); }, options);
+}
 
 struct Agreement {
   int64_t positions = 0;

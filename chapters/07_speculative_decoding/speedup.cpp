@@ -1,17 +1,25 @@
-#include "measure.hpp"
+#include "speedup.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <memory>
 
-#include "analytic.hpp"
 #include "02_kv_cache/cached_generate.hpp"
 #include "03_gqa/grouped_kv_cache.hpp"
 #include "measure/progress.hpp"
 #include "measure/timing.hpp"
 
 namespace infer::spec {
+
+double expected_tokens(double alpha, double gamma) {
+  if (alpha >= 1.0) return gamma + 1.0;
+  return (1.0 - std::pow(alpha, gamma + 1)) / (1.0 - alpha);
+}
+
+double predicted_speedup(double alpha, double gamma, double c, double verify_cost) {
+  return expected_tokens(alpha, gamma) / (gamma * c + verify_cost);
+}
 
 double MeasuredCosts::verify_at(double gamma) const {
   if (verify.empty()) return 1.0;

@@ -1,8 +1,21 @@
-// Chapter 07's measurements: what the course's formula needs (α, c, the cost of verifying) and
-// what speculation actually buys, all timed in the same run as plain decoding.
+// Chapter 07's layer, part 6: what speculation buys — the course's formula, and the numbers
+// that go into it, measured.
 //
-// Every timing is a median over `repeats` rounds in which the configurations run in turn, so
-// that whatever else the machine does slows them alike.
+// If each guess is accepted with probability α, independently, a round of γ guesses yields on
+// average
+//
+//   E(α, γ) = 1 + α + α² + … + α^γ = (1 − α^(γ+1)) / (1 − α)      tokens per verification pass
+//
+// (the accepted run of guesses, plus the target's own token that ends every round). A round
+// costs γ draft steps at a fraction c of a target step each, plus one verification pass that
+// costs v(γ) target steps (the course assumes v = 1), so the speed-up over plain decoding is
+//
+//   S(α, γ, c) = E(α, γ) / (γ·c + v(γ)).
+//
+// α comes from real speculative runs (SpeculativeStats); c and v are measured against the
+// target's decode step (measure_costs), and the speed-up itself from whole generations
+// (time_configs). Every timing is a median over `repeats` rounds in which the configurations
+// run in turn, so that whatever else the machine does slows them alike.
 #pragma once
 
 #include <cstdint>
@@ -12,10 +25,13 @@
 
 #include "app/cli.hpp"
 #include "drafter.hpp"
-#include "measure/table.hpp"
 #include "speculative_decode.hpp"
 
 namespace infer::spec {
+
+// γ may be fractional: a mean number of guesses per round.
+double expected_tokens(double alpha, double gamma);
+double predicted_speedup(double alpha, double gamma, double c, double verify_cost = 1.0);
 
 // What the formula needs besides α, at one context length: the target's decode step, its
 // verification pass over γ+1 positions (all of their logits) for γ = 0 … max_gamma, and each
