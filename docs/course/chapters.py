@@ -8,6 +8,7 @@ it (plain numbers, the unit in brackets: see lib/measure/csv_numbers.hpp).
 
 {out} in an argument is the run's output folder.
 """
+import re
 from dataclasses import dataclass, field
 
 
@@ -20,23 +21,53 @@ class Run:
     binary: str | None = None  # another program than the chapter's binary: a path in the build folder
                                # (a benchmark of tests/bench whose figures the README quotes) or a
                                # script of the repository (tests/bench/compare_llama_cpp.py)
+    tables: bool = True       # False: the page shows the run's generated text, not its tables (another
+                              # chapter's binary run on this chapter's output: its tables are not this chapter's)
+
+
+@dataclass
+class Ref:
+    """A reference line on a plot (grey, dotted, in the key): a value, a row's value, or a power law."""
+    label: str                # "{value}" in it is replaced by the value of `row`
+    value: float | None = None  # a horizontal line (a vertical one on bars) at this value
+    row: str | None = None    # ... at the plot's first value column in the row whose first cell starts so
+    power: float | None = None  # a line ∝ x^power through the first point of value column `of`
+    of: int = 0
 
 
 @dataclass
 class Plot:
-    """A curve drawn with gnuplot from one CSV table: x against one or more y columns."""
+    """A figure drawn with gnuplot (docs/course/plots.py) from one CSV table: x against one or more
+    value columns. Columns are named by their header, exactly or by a prefix that only one header
+    has; axis titles get their unit from the headers. Every row is plotted unless `rows` or `skip`
+    leaves it out, and a plotted cell that is not a number stops the report."""
     run: str                  # which run's CSV
-    table: str                # the table's number as printed ("3")
-    x: str                    # column header prefix
-    ys: list                  # column header prefixes, one line each
+    table: str                # the table's number as printed ("3"), or how an unnumbered title starts
+    x: str                    # column header (prefix): x, or the bars' category
+    ys: list                  # value column headers (prefixes): one line, series of points or bar each
     title: str
-    xlabel: str
-    ylabel: str
+    xlabel: str               # axis titles: the unit in a header ("time (ms)") is added, never typed here;
+    ylabel: str               # a header without one ("KiB/token at 128k") leaves it to the title
     logx: bool = False
-    logy: bool = False
+    logy: bool = False        # on bars: the value axis
     labels: str | None = None  # a column whose text labels each point (a scatter, no lines)
     rows: str | None = None    # only rows whose first cell starts with this
-    bars: bool = False         # x is a category (text): one bar per row
+    skip: tuple = ()           # leave out rows whose first cell starts with one of these
+    bars: bool = False         # x is a category (text): one horizontal bar per row and value column
+    category: object = None    # bars: a function of the row ({header: cell}) giving its label (default: the x cell)
+    predicted: tuple = ()      # value columns that are predictions: dashed lines, hatched bars
+    refs: list = field(default_factory=list)
+    clip: float | None = None  # scatter: points above clip × the median are drawn at the top edge, marked off scale
+
+
+@dataclass
+class OwnPlot:
+    """A plot a binary draws itself (--plot, lib's SVG plotter), shown as it is."""
+    file: str                 # in the report folder, as the run's arguments name it
+    run: str
+    caption: str
+    points: object = None     # a function of the record's figures: the points per curve; under 2, no plot
+    too_few: str = ""         # what the page says instead
 
 
 @dataclass
@@ -60,11 +91,20 @@ class Chapter:
     lesson: str
     runs: list
     plots: list = field(default_factory=list)
+    own_plots: list = field(default_factory=list)
     course: list = field(default_factory=list)
 
     @property
     def binary(self):
         return "ch" + self.directory
+
+
+def shape_label(row):
+    """Table 7's bars: the model, with its window where it has one, so the rows of one shape at
+    several windows get labels of their own ("the same" is this model, the row above them)."""
+    model = row["model"].strip().replace("the same", "this model")
+    window = re.search(r"window (\d+)", row["configuration"])
+    return f"{model}, window {window.group(1)}" if window and "window" not in model else model
 
 
 CHAPTERS = [
@@ -77,7 +117,8 @@ CHAPTERS = [
               # The top-level README's yardstick: one forward pass against the read bandwidth.
               Run("bench", None, [], binary="tests/bench/bench_forward")],
         plots=[Plot("sweep", "One naive step", "T", ["time ("], "Cost of one naive step against sequence length",
-                    "tokens in the sequence", "seconds per step", logx=True, logy=True)],
+                    "tokens in the sequence, T", "time of one step", logx=True, logy=True,
+                    refs=[Ref("∝ T, through the first point", power=1)])],
     ),
     Chapter(
         "02", "02_kv_cache", "The KV cache",
@@ -88,10 +129,12 @@ CHAPTERS = [
                   ["--repeats", "5", "--plot", "{out}/ch02_prefill_vs_decode.svg",
                    "--scores-plot", "{out}/ch02_score_bytes.svg"]),
               Run("bench", None, [], binary="tests/bench/bench_decode")],
+        # Table 6 (a decode step against the cache length) is the decode curve of the binary's own plot.
         plots=[Plot("tables", "3", "T", ["recompute", "with cache"], "Work to generate T tokens: recompute vs cache",
-                    "tokens generated", "multiply-accumulates (G)", logx=True, logy=True),
-               Plot("tables", "6", "C", ["step"], "One decode step against the cache length",
-                    "tokens in the cache", "ms per step", logx=True)],
+                    "tokens generated, T", "multiply-accumulates", logx=True, logy=True,
+                    refs=[Ref("∝ T²", power=2, of=0), Ref("∝ T", power=1, of=1)])],
+        own_plots=[OwnPlot("ch02_prefill_vs_decode.svg", "tables", "Prefill and decode time per token (tables 5 and 6)"),
+                   OwnPlot("ch02_score_bytes.svg", "tables", "Score-matrix bytes of one head, one step (table 2)")],
         course=[CourseFigure("peak memory, the uncached loop ÷ the cached loop (as the course writes them)",
                              "8.3×", "tables", "8", "course naive ÷ course cached", "40 + 256",
                              "the course measures a 0.5B model (24 layers, 2 kv heads) at its own lengths; "
@@ -106,8 +149,8 @@ CHAPTERS = [
         "tokens from a cache H/H_kv times smaller.",
         runs=[Run("tables", ["--eval-tokens", "1024", "--window", "256", "--sliding-windows", "64,128"],
                   ["--eval-tokens", "2048"])],
-        plots=[Plot("tables", "7", "model", ["KiB/token"], "K/V cache bytes per token by design (2-byte elements)",
-                    "", "KiB per token", logy=True, bars=True)],
+        plots=[Plot("tables", "7", "model", ["KiB/token at 128k"], "K/V cache per token at 128k tokens (2-byte elements)",
+                    "", "KiB per token, over a 128k-token sequence", logy=True, bars=True, category=shape_label)],
         course=[CourseFigure("cache of full multi-head ÷ grouped (query heads ÷ kv heads)", "7× (14 ÷ 2)", "tables",
                              "2", "MHA", "fp16 B/token", "this model has 9 query heads over 3 kv heads: 3×",
                              over="grouped")],
@@ -119,8 +162,9 @@ CHAPTERS = [
         "continuous batching refills a slot the moment its request ends.",
         runs=[Run("tables", ["--requests", "16", "--repeats", "2", "--plot", "{out}/ch04_throughput_vs_latency.svg"],
                   ["--repeats", "5", "--plot", "{out}/ch04_throughput_vs_latency.svg"])],
-        plots=[Plot("tables", "1", "step latency", ["throughput"], "Throughput against latency as the batch grows (labels: B)",
-                    "ms per decode step", "tokens/s", labels="B")],
+        # Table 1's throughput against latency is the binary's own plot, with the roofline model beside it.
+        own_plots=[OwnPlot("ch04_throughput_vs_latency.svg", "tables",
+                           "Throughput against step latency, B = 1, 2, 4, … (table 1), measured and the roofline model (table 2)")],
         course=[CourseFigure("mean latency, static ÷ continuous batching", "more than 10×", "tables", "3",
                              "static", "mean latency", "64 skewed requests in the course; the quick run takes 16 "
                              "(course.py; --full runs all 64)", over="continuous")],
@@ -131,8 +175,8 @@ CHAPTERS = [
         "tokens never written, prefixes shared between requests, copy-on-write when they part.",
         runs=[Run("tables", ["--requests", "16", "--repeats", "3", "--prefix-requests", "8"],
                   ["--repeats", "9"])],
-        plots=[Plot("tables", "5", "bytes per block", ["waste"], "Memory waste on the workload against block size",
-                    "bytes per block", "reserved but unwritten (%)", logx=True)],
+        plots=[Plot("tables", "5", "layout", ["waste"], "Cache reserved but never written, by layout (the workload of table 1)",
+                    "", "reserved but unwritten", bars=True)],
     ),
     Chapter(
         "06", "06_quantization", "Weight quantization",
@@ -147,11 +191,13 @@ CHAPTERS = [
               # script's docstring says how to install it): the README's comparison, --full only.
               Run("llama", None, [], binary="tests/bench/compare_llama_cpp.py")],
         plots=[Plot("quality", "Quality", "bits/weight", ["perplexity"], "Perplexity against bits per weight",
-                    "bits per weight", "perplexity (held-out text)", logx=True, logy=True, labels="scheme"),
+                    "bits per weight", "perplexity (held-out text)", logx=True, labels="scheme", clip=20,
+                    refs=[Ref("fp32: {value:.2f}", row="fp32")]),
                Plot("quality", "Quality", "bits/weight", ["top-1 same"], "Agreement with fp32 against bits per weight",
-                    "bits per weight", "top-1 token same as fp32 (%)", logx=True, labels="scheme"),
+                    "bits per weight", "top-1 token same as fp32 on text", logx=True, labels="scheme"),
                Plot("speed", "Decode", "bits/weight", ["decode tok/s"], "Decode speed against bits per weight",
-                    "bits per weight", "tokens/s", logx=True, labels="scheme")],
+                    "bits per weight", "decode speed at context 128 (tokens/s)", logx=True, labels="scheme",
+                    refs=[Ref("fp32: {value:.1f} tokens/s", row="fp32")])],
         course=[CourseFigure("context tokens next to int8 weights on a 16 GB card: 7B, 8 kv heads of 128", "65 378",
                              "memory", "The course's setting", "16|7B|int8", "context tokens",
                              "computed from the same formula and reserve; a difference would be a bug"),
@@ -168,10 +214,12 @@ CHAPTERS = [
                   ["--plot", "{out}/ch07_speedup_vs_gamma.svg"]),
               Run("bench", None, [], binary="tests/bench/bench_speculative")],
         plots=[Plot("tables", "Each draft", "draft", ["speed-up", "predicted"],
-                    "Each draft at γ = 4: measured and predicted speed-up", "", "× plain decoding", bars=True),
+                    "Each draft at γ = 4: measured and predicted speed-up", "", "speed-up over plain decoding", bars=True,
+                    skip=("none",), predicted=("predicted",), refs=[Ref("plain decoding (1×)", value=1.0)]),
                Plot("tables", "α is the agreement", "draft", ["agreement", "α"],
                     "Agreement with fp32 (chapter 06) and α as a draft, on the same positions", "",
-                    "share of positions / of guesses", bars=True)],
+                    "share of positions (agreement) or of checked guesses (α)", bars=True)],
+        own_plots=[OwnPlot("ch07_speedup_vs_gamma.svg", "tables", "Speed-up against γ, measured (solid) and predicted (dashed)")],
         course=[CourseFigure("tokens kept per round at α = 0.3, γ = 4", "1.4", "tables", "Expected tokens", "0.3",
                              "γ = 4", "a formula, E = (1 − α^(γ+1)) / (1 − α): it must agree")],
     ),
@@ -189,8 +237,11 @@ CHAPTERS = [
               Run("student", ["-m", "{out}/ch08_student.gguf", "--no-eval", "-n", "16",
                               "-p", "And Naomi said to her daughters-in-law,"],
                   ["-m", "{out}/ch08_student-L20.gguf", "--no-eval", "-n", "16",
-                   "-p", "And Naomi said to her daughters-in-law,"], binary="chapters/03_gqa/ch03_gqa"),
+                   "-p", "And Naomi said to her daughters-in-law,"], binary="chapters/03_gqa/ch03_gqa", tables=False),
               Run("bench", None, [], binary="tests/bench/bench_distillation")],
+        own_plots=[OwnPlot("ch08_loss_curves.svg", "tables", "Training loss of each student ÷ its first value",
+                           points=lambda figures: min(len(r["loss"]) for r in figures["training_runs"]),
+                           too_few="Quick run: one training step per student, so no loss curve; see the README's full run.")],
         course=[CourseFigure("top-1 ÷ top-3 probability at T = 1 (\"In the beginning God created the\")", "2.24",
                              "tables", "Soft labels", "In the beginning", "p1/p3 at T=1",
                              "the course's phrase and model differ; the rule p_T ratio = ratio^(1/T) is exact"),

@@ -15,8 +15,10 @@ exact stages token by token, and write a static report (index.html plus a page p
 The binaries write their tables with --csv (plain numbers, units in the headers) and their
 figures with --json; the report reads only those files, so every number on a page comes from
 the run that made it. Plots are drawn by gnuplot from the same CSV tables (a real plotting tool,
-and a student can rerun its script: each plot's .gp file sits beside its .svg); where a binary
-draws its own plot with lib's SVG plotter (--plot), the report shows that file as well.
+and a student can rerun its script: each plot's .gp file sits beside its .svg; docs/course/plots.py
+checks every table before drawing and stops the report on one that cannot be plotted truthfully);
+where a binary draws its own plot with lib's SVG plotter (--plot), the report shows that file.
+The notes printed under each table come from the run's log, the generated text from its --json record.
 """
 import argparse
 import csv
@@ -35,6 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from chapters import CHAPTERS, STAGE_PROMPTS, STAGE_TOKENS, STAGES  # noqa: E402
+import plots as plotting  # noqa: E402
 import readme_blocks  # noqa: E402
 
 
@@ -194,72 +197,47 @@ def cell(tables, table_number, row, column):
     return None if c is None or r is None else r[c]
 
 
-# --- plots ---------------------------------------------------------------------------------------
+# --- what a page shows beside the tables ---------------------------------------------------------
 
-def gnuplot_quote(s):
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+def table_notes(log, tables):
+    """Each table's notes, as its run printed them under the rows (the CSV file holds no notes):
+    from the title line, past the header, the rule and the rows, to the blank line. Tables are
+    looked for in print order; a table whose printed form is not found gets no notes."""
+    if not log.exists():
+        return
+    lines = log.read_text(errors="replace").split("\n")
+    at = 0
+    for t in tables:
+        t["notes"] = []
+        try:
+            start = lines.index(t["title"], at)
+        except ValueError:
+            continue
+        # title, header, rule, then each row (a cell with line breaks prints over several lines)
+        end = start + 3 + sum(1 + sum(c.count("\n") for c in row) for row in t["rows"])
+        if start + 2 >= len(lines) or set(lines[start + 2].strip()) != {"-"}:
+            continue
+        notes = []
+        while end < len(lines) and lines[end].strip():
+            notes.append(lines[end])
+            end += 1
+        t["notes"], at = notes, end
 
 
-def draw(plot, tables, path):
-    """Writes path.svg (and its data and gnuplot script beside it); False if the table is missing."""
-    t = find_table(tables, plot.table)
-    if t is None:
-        return False
-    x = find_column(t, plot.x)
-    ys = [find_column(t, y) for y in plot.ys]
-    if x is None or None in ys:
-        return False
-    label = find_column(t, plot.labels) if plot.labels else None
-    lines = []
-    for row in t["rows"]:
-        if plot.rows is not None and not row[0].strip().startswith(plot.rows):
-            continue
-        if plot.bars:  # x is a category: its text names the bar
-            values = [number(row[y]) for y in ys]
-            if None not in values:
-                lines.append(f'"{row[x].strip()}"\t' + "\t".join(f"{v:.10g}" for v in values))
-            continue
-        values = [number(row[x])] + [number(row[y]) for y in ys]
-        if None in values:
-            continue
-        text = row[label].strip().replace('"', "'") if label is not None else ""
-        lines.append("\t".join(f"{v:.10g}" for v in values) + (f'\t"{text}"' if label is not None else ""))
-    if not lines:
-        return False
-    data = path.with_suffix(".tsv")
-    data.write_text("\n".join(lines) + "\n")
-    script = [
-        "set terminal svg size 760,440 dynamic noenhanced font 'sans,13' background '#ffffff'",
-        f"set output {gnuplot_quote(str(path.name))}",
-        f"set title {gnuplot_quote(plot.title)}",
-        f"set xlabel {gnuplot_quote(plot.xlabel)}",
-        f"set ylabel {gnuplot_quote(plot.ylabel)}",
-        "set grid", "set key left top", "set border 3", "set tics nomirror",
-    ]
-    if plot.logx:
-        script.append("set logscale x")
-    if plot.logy:
-        script.append("set logscale y")
-    if plot.bars:
-        script += ["set style data histograms", "set style histogram clustered gap 1", "set style fill solid 0.85 border -1",
-                   "set xtics rotate by -35 scale 0", "set bmargin 9"] + ([] if plot.logy else ["set yrange [0:*]"])
-        parts = [f"{gnuplot_quote(data.name) if i == 0 else chr(39) * 2} using {i + 2}{':xtic(1)' if i == 0 else ''} "
-                 f"title {gnuplot_quote(t['headers'][y])}" for i, y in enumerate(ys)]
-        script.append("plot " + ", ".join(parts))
-    elif label is not None:
-        script.append(f"plot {gnuplot_quote(data.name)} using 1:2 with points pt 7 ps 1.2 notitle, "
-                      f"'' using 1:2:{len(ys) + 2} with labels offset char 1,0.6 left notitle")
-    else:
-        parts = [f"{gnuplot_quote(data.name) if i == 0 else chr(39) * 2} using 1:{i + 2} with linespoints "
-                 f"lw 2 pt 7 title {gnuplot_quote(t['headers'][y])}" for i, y in enumerate(ys)]
-        script.append("plot " + ", ".join(parts))
-    gp = path.with_suffix(".gp")
-    gp.write_text("\n".join(script) + "\n")
-    r = subprocess.run(["gnuplot", gp.name], cwd=path.parent, capture_output=True, text=True)
-    if r.returncode != 0:
-        print(f"course: warning: gnuplot failed on {gp}: {r.stderr.strip()}", file=sys.stderr)
-        return False
-    return True
+def generated_text(record):
+    """(prompt, text) of a run that generated text, from its --json record; None otherwise."""
+    if not record.exists():
+        return None
+    try:
+        r = json.loads(record.read_text())
+    except ValueError:
+        return None
+    return (r.get("prompt", ""), r["text"]) if r.get("kind") == "generation" and r.get("text") else None
+
+
+def svg_size(path):
+    m = re.search(r'<svg[^>]*?\swidth="([\d.]+)"[^>]*?\sheight="([\d.]+)"', path.read_text()[:2000], re.S)
+    return (round(float(m.group(1))), round(float(m.group(2)))) if m else (None, None)
 
 
 # --- the report ----------------------------------------------------------------------------------
@@ -268,7 +246,7 @@ def stage_results(build, out):
     """Per prompt, per compared pair of stages: stage_diff's verdict (its exit status: 0 the same
     prompt and tokens, 1 they differ) and what it prints (the largest logit difference)."""
     stage_dir = out / "stages"
-    diff = build / "chapters" / "stage_diff" / "stage_diff"
+    diff = build / "tools" / "stage_diff" / "stage_diff"
     labels = {name: label for name, label, *_ in STAGES}
     pages = []
     for p, prompt in enumerate(STAGE_PROMPTS):
@@ -327,17 +305,50 @@ def report(build, out, manifest):
     env.filters["num"] = readable
     shutil.copy(Path(__file__).resolve().parent / "templates" / "style.css", out / "style.css")
     plots_dir = out / "plots"
-    plots_dir.mkdir(exist_ok=True)
-    pages = []
+    if plots_dir.exists():  # no plot of an earlier report survives into this one
+        shutil.rmtree(plots_dir)
+    plots_dir.mkdir()
+    pages, manifest_plots = [], []
     for chapter in CHAPTERS:
         runs = [r for r in manifest["runs"] if r["chapter"] == chapter.number]
-        tables = {run.name: read_tables(out / "records" / f"{chapter.number}-{run.name}.csv") for run in chapter.runs}
-        plots = []
+        ok = {r["run"] for r in runs if r["status"] == 0}
+        records = out / "records"
+        tables = {run.name: read_tables(records / f"{chapter.number}-{run.name}.csv") for run in chapter.runs}
+        for run in chapter.runs:
+            table_notes(records / f"{chapter.number}-{run.name}.log", tables[run.name])
+        plots, missing = [], []
         for i, plot in enumerate(chapter.plots):
+            if plot.run not in ok:  # not run, or failed: the page says so; nothing to draw from
+                missing.append(f"{plot.title}: its run ({plot.run}) {'failed' if plot.run in {r['run'] for r in runs} else 'was not run'}")
+                continue
             svg = plots_dir / f"ch{chapter.number}-{i + 1}.svg"
-            if draw(plot, tables.get(plot.run, []), svg):
-                plots.append({"file": f"plots/{svg.name}", "title": plot.title, "script": f"plots/{svg.with_suffix('.gp').name}"})
-        own_plots = sorted(p.name for p in out.glob(f"ch{chapter.number}_*.svg"))
+            try:
+                entry = plotting.draw(plot, tables[plot.run], svg, f"{chapter.number}-{plot.run}.csv")
+            except plotting.PlotError as e:
+                fail(f"chapter {chapter.number}: {e}")
+            manifest_plots.append(dict(entry, chapter=chapter.number))
+            plots.append({"file": entry["svg"], "title": plot.title, "script": entry["script"], "size": svg_size(svg),
+                          "left_out": entry["left_out"]})
+        own_plots = []
+        for p in chapter.own_plots:
+            if p.run not in ok:
+                continue
+            path = out / p.file
+            if not path.exists():
+                fail(f"chapter {chapter.number}: run '{p.run}' succeeded but wrote no plot {p.file}")
+            shown = True
+            if p.points is not None:
+                record = records / f"{chapter.number}-{p.run}.json"
+                try:
+                    shown = p.points(json.loads(record.read_text())["figures"]) >= 2
+                except (OSError, ValueError, KeyError, TypeError) as e:
+                    fail(f"chapter {chapter.number}: {p.file}: cannot count its points in {record.name} ({type(e).__name__}: {e})")
+            own_plots.append({"file": p.file, "caption": p.caption, "size": svg_size(path), "shown": shown,
+                              "instead": p.too_few})
+        texts = []
+        for run in chapter.runs:
+            if run.name in ok and (generated := generated_text(records / f"{chapter.number}-{run.name}.json")):
+                texts.append({"run": run.name, "prompt": generated[0], "text": generated[1]})
         course = []
         for f in chapter.course:
             ours = cell(tables.get(f.run, []), f.table, f.row, f.column)
@@ -346,9 +357,11 @@ def report(build, out, manifest):
                 ours = f"{a / b:.2f}×" if a is not None and b else None
             course.append({"what": f.what, "course": f.course, "ours": ours if ours is not None else "not in this run",
                            "where": f"table {f.table}" if f.table[0].isdigit() else f"the table “{f.table}…”", "why": f.why})
-        pages.append({"chapter": chapter, "runs": runs, "tables": tables, "plots": plots, "own_plots": own_plots,
-                      "course": course, "failed": any(r["status"] != 0 for r in runs),
-                      "seconds": sum(r["seconds"] for r in runs)})
+        shown_tables = {run.name: tables[run.name] for run in chapter.runs if run.tables}
+        pages.append({"chapter": chapter, "runs": runs, "tables": shown_tables, "plots": plots, "own_plots": own_plots,
+                      "missing_plots": missing, "texts": texts, "course": course,
+                      "failed": any(r["status"] != 0 for r in runs), "seconds": sum(r["seconds"] for r in runs)})
+    (plots_dir / "plots.json").write_text(json.dumps(manifest_plots, indent=1, ensure_ascii=False))
     stages = stage_results(build, out)
     common = {"machine": manifest["machine"], "pages": pages, "mode": manifest["mode"],
               "total_seconds": manifest["total_seconds"]}
@@ -416,8 +429,8 @@ def main():
     except ImportError:
         fail(f"the Python module jinja2 is missing for {sys.executable} (Debian: python3-jinja2)")
 
-    if not (build / "chapters" / "stage_diff" / "stage_diff").exists():
-        fail(f"{build}/chapters/stage_diff/stage_diff not found; build first (cmake --build --preset default)")
+    if not (build / "tools" / "stage_diff" / "stage_diff").exists():
+        fail(f"{build}/tools/stage_diff/stage_diff not found; build first (cmake --build --preset default)")
     manifest_path = out / "manifest.json"
     if args.report_only:
         if not manifest_path.exists():

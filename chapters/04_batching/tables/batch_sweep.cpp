@@ -43,6 +43,7 @@ std::size_t knee_index(const std::vector<SweepPoint>& p) {
 
 void sweep_table(const Context& cx, const std::vector<SweepPoint>& p) {
   const std::size_t knee = knee_index(p);
+  const bool has_knee = knee + 1 < p.size();  // the last B's doubling still paid: no knee within the sweep
   Table t(fmt::format("1. Batch sweep: B sequences, each holding a {}-token cache, decode one token in one step ({}, median of {})",
                       cx.s.cached, cx.machine_line, cx.s.repeats),
           {"B", "step latency (ms)", "latency × B=1", "throughput (tokens/s)", "throughput × B=1",
@@ -52,11 +53,11 @@ void sweep_table(const Context& cx, const std::vector<SweepPoint>& p) {
     t.add_row({std::to_string(p[i].batch), cell::ms(p[i].seconds, 1), cell::times(p[i].seconds / p[0].seconds),
                fmt::format("{:.1f}", p[i].throughput()), cell::times(p[i].throughput() / p[0].throughput()),
                has_prev ? fmt::format("{:+.0f}%", 100 * (p[i].throughput() / p[i - 1].throughput() - 1)) : "",
-               has_prev ? cell::times(p[i].seconds / p[i - 1].seconds) : "", i == knee ? "← knee" : ""});
+               has_prev ? cell::times(p[i].seconds / p[i - 1].seconds) : "", has_knee && i == knee ? "← knee" : ""});
     cx.figures["sweep"].push_back({{"batch", p[i].batch}, {"seconds", p[i].seconds}, {"throughput", p[i].throughput()}});
   }
   const SweepPoint& k = p[knee];
-  if (knee + 1 < p.size()) {
+  if (has_knee) {
     const SweepPoint& after = p[knee + 1];
     t.add_note(fmt::format("Knee at B = {}: throughput ×{:.1f} for latency ×{:.2f} against B = 1. Doubling to {} adds {:+.0f}% "
                            "throughput for ×{:.2f} latency: from here on each user pays more than the server gains.",
@@ -70,7 +71,7 @@ void sweep_table(const Context& cx, const std::vector<SweepPoint>& p) {
              "sequence shares; after it, by arithmetic, which every sequence needs for itself.");
   t.add_note("The course measured ×6.0 throughput for ×2.67 latency at B = 16, and +9% throughput for nearly ×2 latency from "
              "16 to 32, on its model and machine.");
-  cx.figures["knee"] = k.batch;
+  cx.figures["knee"] = has_knee ? nlohmann::json(k.batch) : nlohmann::json();  // null: no knee up to the largest B
   cx.emit(t);
 }
 
@@ -133,7 +134,7 @@ void write_plot(const Context& cx, const std::vector<SweepPoint>& sweep, const s
     ay.push_back(m.throughput);
   }
   plot.add_series("measured", mx, my);
-  plot.add_series("analytic model (roofline)", ax, ay);
+  plot.add_series("analytic model (roofline)", ax, ay, {.color = 0, .dashed = true});
   plot.write(cx.s.plot_path);
   fmt::print("plot written to {}\n\n", cx.s.plot_path);
 }
