@@ -12,13 +12,15 @@
 //   3  prefix_table      a 200-token system prompt shared by 32 requests: prefill and memory, cold vs shared
 //   4  samples_table     4 samples of one prompt: forked (shared blocks, copy-on-write) vs independent
 //   5  block_size_table  block size: waste against step time
-// Tables 1, 2 and 5 measure part 1 of the lesson (paging); tables 3 and 4 part 2 (sharing).
+//   6  fragmentation_table  table 2's budget as one arena: holes too small for the next request (first fit) vs blocks
+// Tables 1, 2, 5 and 6 measure part 1 of the lesson (paging); tables 3 and 4 part 2 (sharing).
 #include <fmt/format.h>
 
 #include "app/cli.hpp"
 #include "app/run_record.hpp"
 #include "block_size_table.hpp"
 #include "budget_table.hpp"
+#include "fragmentation_table.hpp"
 #include "measure/bandwidth.hpp"
 #include "memory_table.hpp"
 #include "prefix_table.hpp"
@@ -34,7 +36,7 @@ int main(int argc, char** argv) {
   CommonOptions o;
   Settings s;
   add_common_options(app, o, PromptFlags::absent);  // the workload brings its own prompts
-  app.add_option("--requests", s.requests, "requests of chapter 04's workload in tables 1, 2 and 5 (64: all of it)")
+  app.add_option("--requests", s.requests, "requests of chapter 04's workload in tables 1, 2, 5 and 6 (64: all of it)")
       ->check(whole_number(1, 4096))->capture_default_str();
   app.add_option("--slots", s.slots, "batch slots of the contiguous runs (and sequences in the timed step)")
       ->check(whole_number(1, 64))->capture_default_str();
@@ -80,6 +82,7 @@ int main(int argc, char** argv) {
     prefix_table(cx);
     samples_table(cx);
     block_size_table(cx, runs);
+    fragmentation_table(cx, requests, budget);
     save_record(record, o, nullptr);
   });
 }

@@ -110,4 +110,14 @@ WorkloadRun run_paged(const Context& cx, const std::vector<Request>& requests, i
           watch.seconds(), run.preemptions, run.max_running};
 }
 
+WorkloadRun replay(const Context& cx, const std::vector<Request>& requests, MemoryBoundEngine& engine, std::function<double()> reserved,
+                   std::string layout) {
+  ProgressBar bar(fmt::format("workload replayed, {}", layout), total_new_tokens(requests));
+  MeteredEngine metered(cx, engine, &engine, std::move(reserved), bar);
+  VirtualClock clock;  // nothing advances it: every request is queued at time 0
+  PagedRun run = serve_paged(requests, static_cast<int>(requests.size()), metered, clock);
+  bar.done();
+  return {std::move(layout), std::move(run.requests), std::move(run.steps), metered.summary(), 0, run.preemptions, run.max_running};
+}
+
 }  // namespace infer::paging

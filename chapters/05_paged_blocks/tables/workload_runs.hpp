@@ -1,15 +1,18 @@
 // One real run of chapter 04's workload, contiguous or paged, with the K/V memory it held measured
-// after every step — what tables 1, 2 and 5 compare. Study machinery, not the lesson: the engine
-// the run is served by is wrapped (workload_runs.cpp's MeteredEngine) and never changed.
+// after every step — what tables 1, 2 and 5 compare — and the same workload replayed without the
+// model (table 6). Study machinery, not the lesson: the engine the run is served by is wrapped
+// (workload_runs.cpp's MeteredEngine) and never changed.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "04_batching/batch_decode.hpp"
 #include "04_batching/request.hpp"
+#include "paged_scheduler.hpp"
 #include "paging_tables.hpp"
 
 namespace infer::paging {
@@ -40,5 +43,12 @@ WorkloadRun run_contiguous(const Context& cx, const std::vector<Request>& reques
 // The PagedScheduler over a PagedEngine whose pool holds `budget` bytes in blocks of `block_size`.
 WorkloadRun run_paged(const Context& cx, const std::vector<Request>& requests, int slots, int block_size, std::size_t budget,
                       bool prefix_caching);
+// The workload with no model: `engine` (model-free; its step returns placeholder tokens) under the
+// PagedScheduler on a virtual clock, memory and not slots limiting admission. Each request
+// generates exactly its max_new_tokens whatever the tokens are, so the steps, the admissions and
+// every memory figure depend only on the lengths and the engine's memory; it takes milliseconds.
+// `reserved` reads the bytes the engine's layout holds now.
+WorkloadRun replay(const Context& cx, const std::vector<Request>& requests, MemoryBoundEngine& engine, std::function<double()> reserved,
+                   std::string layout);
 
 }  // namespace infer::paging
