@@ -1,4 +1,5 @@
-// Exercise 05 — how much reserved K/V memory is never written: contiguous caches against blocks.
+// Exercise 05 — the block size: memory reserved and never written against the bookkeeping of
+// more, smaller blocks, and the size that costs a workload least.
 #pragma once
 
 #include <cstdint>
@@ -6,19 +7,24 @@
 
 namespace exercise {
 
-struct Reservation {
-  int64_t used = 0;      // positions the sequences really fill (Σ length)
-  int64_t reserved = 0;  // positions held for them
-  double wasted_fraction() const { return reserved > 0 ? 1.0 - static_cast<double>(used) / static_cast<double>(reserved) : 0.0; }
+struct BlockCost {
+  int64_t written_bytes = 0;   // K/V the sequences have written: Σ length × bytes_per_position
+  int64_t reserved_bytes = 0;  // K/V the blocks they hold can take: Σ blocks × B × bytes_per_position
+  int64_t table_bytes = 0;     // bookkeeping: per_block_bytes for every block a sequence holds
+  // What paging costs beyond the written K/V: the unwritten tails of last blocks, plus bookkeeping.
+  int64_t overhead_bytes() const { return reserved_bytes - written_bytes + table_bytes; }
 };
 
-// Chapter 04's way: every sequence reserves a contiguous cache for the longest it may become,
-// max_tokens positions, whatever its final length. Throws std::invalid_argument if a length
-// exceeds max_tokens or is negative.
-Reservation contiguous_reservation(std::span<const int> lengths, int max_tokens);
+// Sequences of `lengths` positions, each holding as many blocks of `block_size` positions as its
+// length needs and no more (chapter 05); every block a sequence holds costs `per_block_bytes` of
+// bookkeeping besides its K/V (its block-table entry, the pool's refcount and free-list links,
+// the prefix cache's hash). Throws std::invalid_argument if block_size < 1, bytes_per_position < 1,
+// per_block_bytes < 0 or a length is negative.
+BlockCost block_cost(std::span<const int> lengths, int block_size, int64_t bytes_per_position, int64_t per_block_bytes);
 
-// Chapter 05's way: every sequence holds whole blocks of block_size positions, as many as its
-// length needs and no more. Throws std::invalid_argument if block_size < 1 or a length is negative.
-Reservation paged_reservation(std::span<const int> lengths, int block_size);
+// Of the `candidates` block sizes, the one whose block_cost has the smallest overhead_bytes();
+// among equal overheads the LARGER block (fewer blocks for attention to walk and the scheduler to
+// track). Throws std::invalid_argument if candidates is empty (and as block_cost does).
+int best_block_size(std::span<const int> lengths, std::span<const int> candidates, int64_t bytes_per_position, int64_t per_block_bytes);
 
 }  // namespace exercise

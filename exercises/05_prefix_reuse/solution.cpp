@@ -1,34 +1,72 @@
-// Exercise 05 (prefix reuse) — reference solution.
-#include <span>
+// Exercise 05 (prefix reuse under a budget) — reference solution.
+#include <limits>
+#include <map>
+#include <stdexcept>
 
-#include "prefix_cache.hpp"  // chapter 05
 #include "prefix_reuse.hpp"
 
 namespace exercise {
 
-PrefixReuse replay_prefix_cache(const std::vector<std::vector<int32_t>>& prompts, int block_size) {
-  infer::PrefixCache cache(block_size);
-  const auto B = static_cast<int64_t>(block_size);
-  int next_block = 0;  // an unbounded pool: block ids in the order they are filled
+namespace {
+
+struct Node {
+  std::size_t parent = 0;                   // the root (node 0) is the empty prefix
+  int32_t token = 0;                        // the position's token
+  std::map<int32_t, std::size_t> children;  // by the next token
+  int64_t used = 0;                         // when it was last matched or inserted
+  bool cached = true;
+};
+
+}  // namespace
+
+PrefixReuse replay_prefix_cache(const std::vector<std::vector<int32_t>>& prompts, int64_t budget) {
+  if (budget < 0) throw std::invalid_argument("replay_prefix_cache: a negative budget");
+  std::vector<Node> tree(1);  // tree[0], the root, holds no position
   PrefixReuse out;
+  int64_t now = 0;
   for (const std::vector<int32_t>& prompt : prompts) {
-    const std::span<const int32_t> tokens(prompt);
-    const auto P = std::ssize(tokens);
-    out.positions += P;
-    // At most P − 1 positions from the cache: the last token must run, for the next token's logits.
-    const infer::PrefixCache::Hit hit = cache.lookup(tokens, P - 1);
-    const int64_t cached_blocks = std::ssize(hit.blocks);
-    out.reused += cached_blocks * B;
-    // Index the full blocks this prompt computed, each hash chained on the one before it, so a
-    // block is found only after the very same prefix.
-    uint64_t hash = hit.hashes.empty() ? infer::PrefixCache::kNoPrefix : hit.hashes.back();
-    for (int64_t b = cached_blocks; (b + 1) * B <= P; ++b) {
-      const auto block = tokens.subspan(static_cast<std::size_t>(b * B), static_cast<std::size_t>(B));
-      hash = infer::PrefixCache::chain(hash, block);
-      cache.insert(hash, next_block++, block);
+    ++now;
+    const std::size_t length = prompt.size();
+    out.positions += static_cast<int64_t>(length);
+    // Match: down the tree while the tokens agree, leaving the last token to compute.
+    std::size_t node = 0, depth = 0;
+    for (; depth + 1 < length; ++depth) {
+      const auto child = tree[node].children.find(prompt[depth]);
+      if (child == tree[node].children.end()) break;
+      node = child->second;
+      tree[node].used = now;  // a hit is a use: least recently used, not first in, first out
+    }
+    out.reused += static_cast<int64_t>(depth);
+    // Insert: the rest of the prompt, its last position too (its K/V has just been computed).
+    // A position may be cached already (a prompt that is a prefix of a cached one).
+    for (; depth < length; ++depth) {
+      const auto child = tree[node].children.find(prompt[depth]);
+      std::size_t next = 0;
+      if (child != tree[node].children.end()) {
+        next = child->second;
+      } else {
+        next = tree.size();
+        tree.push_back({node, prompt[depth], {}, now, true});
+        tree[node].children.emplace(prompt[depth], next);
+        ++out.cached;
+      }
+      node = next;
+      tree[node].used = now;
+    }
+    // Evict the least recently used leaf until the budget holds; its parent may become a leaf.
+    while (out.cached > budget) {
+      std::size_t victim = 0;
+      int64_t oldest = std::numeric_limits<int64_t>::max();
+      for (std::size_t n = 1; n < tree.size(); ++n)
+        if (tree[n].cached && tree[n].children.empty() && tree[n].used < oldest) {
+          oldest = tree[n].used;
+          victim = n;
+        }
+      tree[victim].cached = false;
+      tree[tree[victim].parent].children.erase(tree[victim].token);
+      --out.cached;
     }
   }
-  out.indexed = std::ssize(cache);
   return out;
 }
 

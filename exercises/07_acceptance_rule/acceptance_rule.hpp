@@ -1,4 +1,5 @@
-// Exercise 07 — the acceptance rule of speculative sampling, for one round.
+// Exercise 07 — the acceptance rule of speculative sampling when the draft proposes several
+// candidates for one position (SpecInfer's multi-step speculative sampling).
 #pragma once
 
 #include <functional>
@@ -29,21 +30,30 @@ inline int draw(std::span<const double> dist, double u) {
 // mass; return p itself (the rule never rejects then, but rounding might).
 Distribution residual(const Distribution& p, const Distribution& q);
 
-// What one round decided: the first `accepted` guesses stand, then the token `next`.
-struct RoundResult {
-  int accepted = 0;
-  int next = 0;
-  bool bonus = false;  // every guess was accepted, and `next` was drawn from the last target row
+// How the draft chose its k candidates for the position.
+enum class Candidates {
+  independent,  // k independent draws from q (a token may come twice)
+  distinct,     // one after another without replacement: candidate j from q with candidates
+                // 0 … j−1 removed (their probability set to 0) and renormalised
 };
 
-// The rule of Leviathan et al. (2023) and Chen et al. (2023) for one round of γ guesses.
-//   guesses[i]: the draft's (i+1)-th token d_{i+1}, drawn from q[i];      i = 0 … γ−1
-//   p[i]:       the target's distribution at the same position;           i = 0 … γ  (γ+1 rows:
-//               p[γ] follows the last guess)
-// For i = 0, 1, …: accept guesses[i] with probability min(1, p[i](x) / q[i](x)). At the first
-// rejection, draw `next` from residual(p[i], q[i]) and stop. If all γ are accepted, draw the
-// bonus token `next` from p[γ]. Every random decision uses `uniform` (and `draw` above).
-RoundResult accept_round(const std::vector<Distribution>& p, const std::vector<int>& guesses,
-                         const std::vector<Distribution>& q, const Uniform& uniform);
+// What the verification decided.
+struct Verdict {
+  int accepted = -1;  // the index in `candidates` of the one kept, or −1 when every one was rejected
+  int token = 0;      // the token that follows: candidates[accepted], or a draw after all rejections
+};
+
+// Verifies k candidates for ONE position against the target's distribution p there, so that the
+// token that comes out is distributed exactly as p (SpecInfer, Miao et al. 2024; the distinct
+// case: Yang et al. 2024, "Multi-Candidate Speculative Decoding"):
+//   target ← p, proposal ← q
+//   for j = 0 … k−1, x = candidates[j]:
+//       keep x with probability min(1, target(x) / proposal(x))          → {j, x}
+//       otherwise: target ← residual(target, proposal)
+//                  distinct candidates: proposal ← proposal without x, renormalised
+//   every candidate rejected: token ← a draw from target                 → {−1, token}
+// Every random decision uses `uniform` (and `draw` above), a fresh number each time.
+Verdict verify_candidates(const Distribution& p, const Distribution& q, const std::vector<int>& candidates, Candidates how,
+                          const Uniform& uniform);
 
 }  // namespace exercise

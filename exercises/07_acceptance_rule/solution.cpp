@@ -1,4 +1,4 @@
-// Exercise 07 (the acceptance rule) — reference solution.
+// Exercise 07 (the acceptance rule, several candidates) — reference solution.
 #include <algorithm>
 
 #include "acceptance_rule.hpp"
@@ -6,32 +6,38 @@
 namespace exercise {
 
 Distribution residual(const Distribution& p, const Distribution& q) {
-  Distribution r(p.size());
-  double total = 0;
+  Distribution missing(p.size(), 0.0);
+  double mass = 0;
   for (std::size_t v = 0; v < p.size(); ++v) {
-    r[v] = std::max(0.0, p[v] - q[v]);  // the target's mass that the draft did not cover
-    total += r[v];
+    missing[v] = std::max(0.0, p[v] - q[v]);  // where the target wants more than the draft offered
+    mass += missing[v];
   }
-  if (total <= 0) return p;  // p == q: nothing is missing, and a rejection cannot happen
-  for (double& x : r) x /= total;
-  return r;
+  if (!(mass > 0)) return p;  // p == q: a rejection cannot happen (but for rounding)
+  for (double& m : missing) m /= mass;
+  return missing;
 }
 
-RoundResult accept_round(const std::vector<Distribution>& p, const std::vector<int>& guesses,
-                         const std::vector<Distribution>& q, const Uniform& uniform) {
-  const std::size_t gamma = guesses.size();
-  for (std::size_t i = 0; i < gamma; ++i) {
-    const auto x = static_cast<std::size_t>(guesses[i]);
-    // Keep x with probability min(1, p/q): P(u < p/q) = p/q for u uniform in [0, 1), and a
-    // token the target rules out (p = 0) is never kept, whatever u is.
-    if (uniform() < p[i][x] / q[i][x]) continue;
-    // Rejected: the draft was over-confident at x, so the correction comes from where the target
-    // has more mass than the draft, never from p itself.
-    return {static_cast<int>(i), draw(residual(p[i], q[i]), uniform()), false};
+Verdict verify_candidates(const Distribution& p, const Distribution& q, const std::vector<int>& candidates, Candidates how,
+                          const Uniform& uniform) {
+  Distribution target = p, proposal = q;
+  for (std::size_t j = 0; j < candidates.size(); ++j) {
+    const auto x = static_cast<std::size_t>(candidates[j]);
+    // The single-draft rule against what is still owed: P(u < t/q) = min(1, t/q), and a token
+    // the target no longer wants (t = 0) is never kept, whatever u is.
+    if (uniform() < target[x] / proposal[x]) return {static_cast<int>(j), candidates[j]};
+    // Rejected: what the target still owes is what this proposal under-covered. The residual
+    // uses the proposal x was drawn from, before x leaves it.
+    target = residual(target, proposal);
+    if (how == Candidates::distinct) {
+      // The next candidate was drawn without x: the proposal it came from.
+      proposal[x] = 0.0;
+      double rest = 0;
+      for (double w : proposal) rest += w;
+      for (double& w : proposal) w /= rest;
+    }
   }
-  // Every guess stood. The target's pass already computed the row after the last guess: one more
-  // token for free.
-  return {static_cast<int>(gamma), draw(p[gamma], uniform()), true};
+  // Every candidate rejected: the token comes from what the target still owes.
+  return {-1, draw(target, uniform())};
 }
 
 }  // namespace exercise

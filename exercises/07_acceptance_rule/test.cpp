@@ -1,7 +1,9 @@
-// Grades exercise 07 (the acceptance rule): the residual by hand, the greedy special case against
-// its rule (keep the guesses up to the first that differs from the target's token), and — the
-// point of the rule — that the tokens a round produces are distributed exactly as the target's p,
-// by chi-square tests over many seeded rounds. Links nothing of the course's library.
+// Grades exercise 07 (the acceptance rule with several candidates): the residual by hand, the
+// greedy special case against its rule (the target's token, kept if it is among the candidates),
+// the law of which candidate is kept in a case worked by hand, and — the point of the rule — that
+// the token that comes out is distributed exactly as the target's p, by chi-square tests over
+// many seeded positions, with candidates drawn here as a draft would draw them. Links nothing of
+// the course's library (whose chapter 07 verifies one guess per position).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -17,10 +19,11 @@
 
 namespace {
 
+using exercise::Candidates;
 using exercise::Distribution;
 
 // Chi-square critical values at significance 1e-5, by degrees of freedom: a correct rule fails a
-// check once in 100 000 seeds, while each usual mistake scores in the thousands (README).
+// check once in 100 000 seeds, while each usual mistake scores in the hundreds or more (README).
 double chi2_critical(int df) {
   static const double table[] = {0, 19.51, 23.03, 25.90, 28.47, 30.86};
   return table[df];
@@ -47,85 +50,61 @@ int degrees_of_freedom(const Distribution& d) {
   return static_cast<int>(std::count_if(d.begin(), d.end(), [](double x) { return x > 0; })) - 1;
 }
 
-// A round of three guesses over a vocabulary of five, the draft's q unlike the target's p at every
-// position, and a bonus row p[3] unlike p[2] (so a bonus drawn from the wrong row shows).
-struct Setup {
-  std::vector<Distribution> p, q;
-  int gamma() const { return static_cast<int>(q.size()); }
-};
-
-const Setup kThreeGuesses{
-    {{0.40, 0.25, 0.15, 0.15, 0.05},
-     {0.05, 0.50, 0.20, 0.05, 0.20},
-     {0.30, 0.10, 0.30, 0.20, 0.10},
-     {0.10, 0.20, 0.05, 0.25, 0.40}},
-    {{0.10, 0.45, 0.30, 0.05, 0.10},
-     {0.20, 0.30, 0.20, 0.25, 0.05},
-     {0.25, 0.25, 0.25, 0.05, 0.20}}};
-
-// β = Σ min(p, q): the chance that a guess drawn from q is accepted.
-double overlap(const Distribution& p, const Distribution& q) {
-  double b = 0;
-  for (std::size_t v = 0; v < p.size(); ++v) b += std::min(p[v], q[v]);
-  return b;
-}
-
-// P(accepted = k): the first k guesses kept, then a rejection (or all γ kept).
-Distribution accepted_count_law(const Setup& s) {
-  Distribution law(static_cast<std::size_t>(s.gamma() + 1));
-  double reach = 1;
-  for (int k = 0; k < s.gamma(); ++k) {
-    const double beta = overlap(s.p[k], s.q[k]);
-    law[k] = reach * (1 - beta);
-    reach *= beta;
+// k candidates as the draft draws them: independently from q, or one after another from q
+// without the ones already drawn.
+std::vector<int> draw_candidates(const Distribution& q, int k, Candidates how, exercise::Uniforms& u) {
+  std::vector<int> out;
+  Distribution left = q;
+  for (int j = 0; j < k; ++j) {
+    double mass = 0;
+    for (double w : left) mass += w;
+    Distribution now = left;
+    for (double& w : now) w /= mass;
+    const int x = exercise::draw(now, u());
+    out.push_back(x);
+    if (how == Candidates::distinct) left[static_cast<std::size_t>(x)] = 0;
   }
-  law.back() = reach;
-  return law;
+  return out;
 }
 
-// What many rounds produced: the token at each position of the output (position i exists when
-// the first i guesses were kept), and how many guesses each round kept.
+// What many positions produced: the token that came out, and which candidate was kept
+// ([0]: none, [j + 1]: candidate j).
 struct Tally {
-  std::vector<std::vector<int64_t>> at_position;  // [position][token]
-  std::vector<int64_t> accepted;                  // [k]
-  int64_t malformed = 0;                          // rounds with an impossible result
+  std::vector<int64_t> tokens;
+  std::vector<int64_t> kept;
+  int64_t malformed = 0;  // a verdict that names no candidate, or a token that is not the one named
 };
 
-// `round(guesses, uniforms)` plays one round; the guesses are drawn from q here, as a draft would.
-template <class Round>
-Tally play(const Setup& s, int rounds, uint64_t seed, Round round) {
-  const std::size_t V = s.p[0].size();
-  Tally t{std::vector<std::vector<int64_t>>(static_cast<std::size_t>(s.gamma() + 1), std::vector<int64_t>(V, 0)),
-          std::vector<int64_t>(static_cast<std::size_t>(s.gamma() + 1), 0)};
+Tally play(const Distribution& p, const Distribution& q, int k, Candidates how, int positions, uint64_t seed) {
+  Tally t{std::vector<int64_t>(p.size(), 0), std::vector<int64_t>(static_cast<std::size_t>(k + 1), 0)};
   exercise::Uniforms u(seed);
-  std::vector<int> guesses(static_cast<std::size_t>(s.gamma()));
-  for (int r = 0; r < rounds; ++r) {
-    for (std::size_t i = 0; i < guesses.size(); ++i) guesses[i] = exercise::draw(s.q[i], u());
-    const exercise::RoundResult out = round(guesses, u);
-    if (out.accepted < 0 || out.accepted > s.gamma() || out.bonus != (out.accepted == s.gamma()) || out.next < 0 ||
-        out.next >= static_cast<int>(V)) {
+  for (int n = 0; n < positions; ++n) {
+    const std::vector<int> c = draw_candidates(q, k, how, u);
+    const exercise::Verdict v = exercise::verify_candidates(p, q, c, how, [&u] { return u(); });
+    if (v.accepted < -1 || v.accepted >= k || v.token < 0 || v.token >= static_cast<int>(p.size()) ||
+        (v.accepted >= 0 && v.token != c[static_cast<std::size_t>(v.accepted)])) {
       ++t.malformed;
       continue;
     }
-    for (int i = 0; i < out.accepted; ++i)
-      ++t.at_position[i][guesses[static_cast<std::size_t>(i)]];
-    ++t.at_position[out.accepted][out.next];
-    ++t.accepted[out.accepted];
+    ++t.tokens[static_cast<std::size_t>(v.token)];
+    ++t.kept[static_cast<std::size_t>(v.accepted + 1)];
   }
   return t;
 }
 
-Tally play_yours(const Setup& s, int rounds, uint64_t seed) {
-  return play(s, rounds, seed, [&](const std::vector<int>& guesses, exercise::Uniforms& u) {
-    return exercise::accept_round(s.p, guesses, s.q, [&u] { return u(); });
-  });
-}
+// A target and a draft that disagree at every token, each with a token the other rules out:
+// token 4 can only come from a candidate (and p rules it out), token 5 only after every
+// candidate was rejected (q never proposes it).
+const Distribution kP{0.30, 0.05, 0.25, 0.20, 0.00, 0.20};
+const Distribution kQ{0.10, 0.35, 0.15, 0.20, 0.20, 0.00};
 
 Distribution one_hot(int token, int V = 5) {
   Distribution d(static_cast<std::size_t>(V), 0.0);
-  d[token] = 1.0;
+  d[static_cast<std::size_t>(token)] = 1.0;
   return d;
 }
+
+const char* name(Candidates how) { return how == Candidates::independent ? "independent" : "distinct"; }
 
 }  // namespace
 
@@ -145,110 +124,78 @@ TEST_CASE("the residual is max(0, p − q), normalised", "[exercise]") {
   CHECK(exercise::residual(same, same) == same);
 }
 
-TEST_CASE("greedy: one-hot p and q keep the guesses up to the first mismatch", "[exercise]") {
+TEST_CASE("greedy: a one-hot target keeps its own token if it is a candidate, whatever the uniforms", "[exercise]") {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> token(0, 4);
-  std::bernoulli_distribution right(0.7);
+  const Distribution q{0.3, 0.25, 0.2, 0.15, 0.1};
   for (int trial = 0; trial < 200; ++trial) {
-    const int gamma = 1 + trial % 4;
-    std::vector<int> target(static_cast<std::size_t>(gamma + 1)), guesses(static_cast<std::size_t>(gamma));
-    for (int& t : target) t = token(rng);
-    for (std::size_t i = 0; i < guesses.size(); ++i)
-      guesses[i] = right(rng) ? target[i] : (target[i] + 1 + token(rng) % 4) % 5;  // a different token
-    std::vector<Distribution> p, q;
-    for (int t : target) p.push_back(one_hot(t));
-    for (int g : guesses) q.push_back(one_hot(g));
-
-    // Greedy speculative decoding, counted by hand: the guesses stand up to the first one that is
-    // not the target's token; then the target's token at that position (a bonus if none differed).
-    exercise::RoundResult want;
-    while (want.accepted < gamma && guesses[want.accepted] == target[want.accepted]) ++want.accepted;
-    want.next = target[want.accepted];
-    want.bonus = want.accepted == gamma;
-
-    // The uniforms must not matter: not the smallest one (0 < p/q = 0 is false) nor the largest.
+    const int k = 1 + trial % 4, target = token(rng);
+    const Candidates how = trial % 2 ? Candidates::independent : Candidates::distinct;
+    std::vector<int> c;
+    while (std::ssize(c) < k) {
+      const int x = token(rng);
+      if (how == Candidates::independent || std::find(c.begin(), c.end(), x) == c.end()) c.push_back(x);
+    }
+    // Counted by hand: the first candidate that is the target's token is kept; if none is, the
+    // target's token comes out anyway, after every candidate was rejected.
+    const auto at = std::find(c.begin(), c.end(), target);
+    const int want = at == c.end() ? -1 : static_cast<int>(at - c.begin());
+    // Not the smallest uniform (0 < 0/q is false) nor the largest (target/q ≥ 1 once it is owed).
     for (double fixed : {0.0, std::nextafter(1.0, 0.0)}) {
-      INFO("trial " << trial << ", γ = " << gamma << ", every uniform = " << fmt::format("{}", fixed));
-      const auto got = exercise::accept_round(p, guesses, q, [fixed] { return fixed; });
-      CHECK(got.accepted == want.accepted);
-      CHECK(got.next == want.next);
-      CHECK(got.bonus == want.bonus);
+      INFO("trial " << trial << ", " << name(how) << " candidates " << fmt::format("{}", fmt::join(c, " ")) << ", target's token " << target
+                    << ", every uniform = " << fmt::format("{}", fixed));
+      const auto got = exercise::verify_candidates(one_hot(target), q, c, how, [fixed] { return fixed; });
+      CHECK(got.accepted == want);
+      CHECK(got.token == target);
     }
   }
 }
 
-TEST_CASE("a guess the target rules out is always rejected, and the correction comes from the residual", "[exercise]") {
-  // γ = 1, p and q differ at every token. Rejected rounds must draw only tokens 0 and 3, in the
-  // ratio 0.20 : 0.15 of p − q — not p's ratios, which would also give tokens 2 and 4.
-  const Setup s{{{0.35, 0.05, 0.30, 0.20, 0.10}, {0.2, 0.2, 0.2, 0.2, 0.2}}, {{0.15, 0.25, 0.40, 0.05, 0.15}}};
-  exercise::Uniforms u(11);
-  std::vector<int64_t> corrections(5, 0);
-  int64_t rejected = 0, not_a_token = 0;
-  const int rounds = 100000;
-  for (int r = 0; r < rounds; ++r) {
-    const int guess = exercise::draw(s.q[0], u());
-    const auto out = exercise::accept_round(s.p, {guess}, s.q, [&u] { return u(); });
-    if (out.accepted == 1) continue;
-    ++rejected;
-    if (out.next < 0 || out.next >= 5) {
-      ++not_a_token;
-      continue;
+TEST_CASE("which candidate is kept, in a case worked by hand", "[exercise]") {
+  // p = (0.6, 0.4, 0), q = (0.2, 0.3, 0.5), two candidates. The first is kept with probability
+  // Σ min(p, q) = 0.5, and a rejected one is always token 2; what is still owed is then
+  // r = (0.4, 0.1, 0) / 0.5 = (0.8, 0.2, 0).
+  //   independent: the second comes from q: kept with Σ min(r, q) = 0.2 + 0.2 = 0.4, so
+  //                P(first, second, none) = (0.5, 0.5 × 0.4, 0.5 × 0.6) = (0.5, 0.2, 0.3);
+  //   distinct:    the second comes from q without token 2, (0.4, 0.6, 0): kept with
+  //                0.4 + 0.2 = 0.6, so (0.5, 0.3, 0.2).
+  // Either way the token is 0 with probability 0.6 and 1 with 0.4: p.
+  const Distribution p{0.6, 0.4, 0.0}, q{0.2, 0.3, 0.5};
+  for (const auto& [how, law] : {std::pair{Candidates::independent, Distribution{0.3, 0.5, 0.2}},
+                                 std::pair{Candidates::distinct, Distribution{0.2, 0.5, 0.3}}}) {
+    const Tally t = play(p, q, 2, how, 100000, 5);
+    REQUIRE(t.malformed == 0);
+    const double kept = chi_square(t.kept, law), tokens = chi_square(t.tokens, p);
+    INFO(name(how) << ": none, first, second kept " << fmt::format("{}", fmt::join(t.kept, " ")) << " (chi-square " << kept
+                   << "); tokens " << fmt::format("{}", fmt::join(t.tokens, " ")) << " (chi-square " << tokens << ")");
+    CHECK(kept < chi2_critical(2));
+    CHECK(tokens < chi2_critical(1));
+  }
+}
+
+TEST_CASE("sampled: the token is distributed exactly as p, for independent and distinct candidates (chi-square)", "[exercise]") {
+  for (Candidates how : {Candidates::independent, Candidates::distinct}) {
+    const Tally t = play(kP, kQ, 3, how, 200000, 2024);
+    INFO("a verdict must name a candidate (or −1) and return that candidate's token");
+    REQUIRE(t.malformed == 0);
+    const double stat = chi_square(t.tokens, kP);
+    INFO(name(how) << " candidates: tokens " << fmt::format("{}", fmt::join(t.tokens, " ")) << ", chi-square " << stat);
+    CHECK(stat < chi2_critical(degrees_of_freedom(kP)));
+  }
+}
+
+TEST_CASE("figure: more candidates, more acceptance, the same p", "[exercise][figure]") {
+  const int positions = 200000;
+  std::cout << fmt::format("p = ({}), q = ({}); {} positions per row\n", fmt::join(kP, ", "), fmt::join(kQ, ", "), positions)
+            << "                 independent candidates       distinct candidates\n"
+               "  candidates     kept    chi-square vs p      kept    chi-square vs p\n";
+  for (int k = 1; k <= 4; ++k) {
+    std::cout << fmt::format("  {:>10}", k);
+    for (Candidates how : {Candidates::independent, Candidates::distinct}) {
+      const Tally t = play(kP, kQ, k, how, positions, 2024);
+      std::cout << fmt::format("   {:>6.1f}%   {:>15.2f}", 100.0 - 100.0 * static_cast<double>(t.kept[0]) / positions, chi_square(t.tokens, kP));
     }
-    ++corrections[out.next];
+    std::cout << "\n";
   }
-  REQUIRE(not_a_token == 0);
-  const Distribution residual{0.20 / 0.35, 0, 0, 0.15 / 0.35, 0};
-  const double stat = chi_square(corrections, residual);
-  INFO("corrections per token " << fmt::format("{}", fmt::join(corrections, " ")) << ", chi-square " << stat);
-  CHECK(stat < chi2_critical(1));
-  // A rejection happens with probability 1 − Σ min(p, q) = Σ max(0, p − q) = 0.35.
-  CHECK(static_cast<double>(rejected) / rounds == Approx(0.35).margin(0.01));
-
-  // p(x) = 0 at the guess: rejected whatever the uniform, even the smallest.
-  const std::vector<Distribution> p{{0.0, 0.5, 0.5, 0.0, 0.0}, one_hot(0)};
-  const std::vector<Distribution> q{{0.9, 0.1, 0.0, 0.0, 0.0}};
-  const auto out = exercise::accept_round(p, {0}, q, [] { return 0.0; });
-  CHECK(out.accepted == 0);
-  CHECK(out.next == 1);  // the residual (0, 0.4, 0.5, 0, 0)/0.9 at u = 0
-}
-
-TEST_CASE("sampled: every output position is distributed exactly as the target's p (chi-square)", "[exercise]") {
-  const Setup& s = kThreeGuesses;
-  const Tally t = play_yours(s, 200000, 2024);
-  INFO("a round must keep 0 … γ guesses, set bonus exactly when it kept all γ, and return a token of the vocabulary");
-  REQUIRE(t.malformed == 0);
-  for (std::size_t i = 0; i < t.at_position.size(); ++i) {
-    const double stat = chi_square(t.at_position[i], s.p[i]);
-    INFO("position " << i + 1 << (static_cast<int>(i) == s.gamma() ? " (the bonus token)" : "") << ": counts "
-                     << fmt::format("{}", fmt::join(t.at_position[i], " ")) << ", chi-square " << stat);
-    CHECK(stat < chi2_critical(degrees_of_freedom(s.p[i])));
-  }
-}
-
-TEST_CASE("sampled: guesses are kept with probability Σ min(p, q) at each position", "[exercise]") {
-  const Setup& s = kThreeGuesses;
-  const Tally t = play_yours(s, 200000, 99);
-  REQUIRE(t.malformed == 0);
-  const Distribution law = accepted_count_law(s);
-  const double stat = chi_square(t.accepted, law);
-  INFO("rounds keeping 0, 1, 2, 3 guesses: " << fmt::format("{}", fmt::join(t.accepted, " ")) << ", chi-square " << stat);
-  CHECK(stat < chi2_critical(s.gamma()));
-}
-
-TEST_CASE("figure: chi-square of the output against p", "[exercise][figure]") {
-  const Setup& s = kThreeGuesses;
-  const int rounds = 200000;
-  const Tally yours = play_yours(s, rounds, 2024);
-  std::cout << fmt::format("{} rounds of γ = {} guesses, vocabulary 5; chi-square against p (critical value at 1e-5)\n", rounds, s.gamma());
-  std::cout << "  position        tokens there   chi-square   critical\n";
-  for (std::size_t i = 0; i < yours.at_position.size(); ++i) {
-    int64_t n = 0;
-    for (int64_t c : yours.at_position[i]) n += c;
-    std::cout << fmt::format("  {:<15} {:>12}   {:>10.2f}   {:>8.2f}\n", fmt::format("{}{}", i + 1, static_cast<int>(i) == s.gamma() ? " (bonus)" : ""), n,
-                             chi_square(yours.at_position[i], s.p[i]), chi2_critical(degrees_of_freedom(s.p[i])));
-  }
-  const Distribution law = accepted_count_law(s);
-  std::cout << "  guesses kept    predicted      yours\n";
-  for (std::size_t k = 0; k < law.size(); ++k)
-    std::cout << fmt::format("  {:<15} {:>12.4f}   {:>6.4f}\n", k, law[k], static_cast<double>(yours.accepted[k]) / rounds);
+  std::cout << fmt::format("  (critical value at 1e-5: {:.2f})\n", chi2_critical(degrees_of_freedom(kP)));
 }
