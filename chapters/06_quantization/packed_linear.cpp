@@ -12,7 +12,7 @@ namespace {
 
 void check_matrix(const char* op, const Tensor& t, const char* name, int64_t rows, int64_t cols, const Device& dev) {
   if (t.rank() != 2 || t.dim(0) != rows || t.dim(1) != cols || t.dtype() != DType::f32 || t.device() != dev)
-    throw std::invalid_argument(fmt::format("PackedLinear::{}: {} is {} {} on {}, expected f32 [{}, {}] on {}", op, name,
+    throw std::invalid_argument(fmt::format("{}: {} is {} {} on {}, expected f32 [{}, {}] on {}", op, name,
                                             dtype_name(t.dtype()), shape_string(t.shape()), t.device().name(), rows,
                                             cols, dev.name()));
 }
@@ -54,8 +54,8 @@ PackedLinear::PackedLinear(const PackedMatrix& packed, PackedFormat format, std:
 // the-change: begin PackedLinear::forward
 void PackedLinear::forward(const Tensor& x, Tensor& y) const {
   const int64_t n = x.rank() == 2 ? x.dim(0) : -1;
-  check_matrix("forward", x, "x", n, cols_, device());
-  check_matrix("forward", y, "y", n, rows_, device());
+  check_matrix("PackedLinear::forward", x, "x", n, cols_, device());
+  check_matrix("PackedLinear::forward", y, "y", n, rows_, device());
   const auto* xp = static_cast<const float*>(x.raw());
   auto* yp = static_cast<float*>(y.raw());
   if (device().is_cpu())
@@ -65,21 +65,28 @@ void PackedLinear::forward(const Tensor& x, Tensor& y) const {
 }
 // the-change: end PackedLinear::forward
 
-void PackedLinear::gather_rows(std::span<const int32_t> ids, Tensor& out) const {
+void PackedEmbedding::lookup(std::span<const int32_t> ids, Tensor& x) const {
   const auto n = std::ssize(ids);
-  check_matrix("gather_rows", out, "out", n, cols_, device());
+  const int64_t rows = vocab_size(), cols = width();
+  const Device& dev = matrix_.device();
+  check_matrix("PackedEmbedding::lookup", x, "x", n, cols, dev);
   for (int32_t id : ids)
-    if (id < 0 || id >= rows_)
-      throw std::invalid_argument(fmt::format("PackedLinear::gather_rows: token id {} outside the vocabulary [0, {})", id, rows_));
-  auto* op = static_cast<float*>(out.raw());
-  if (device().is_cpu()) {
-    packed_gather_rows_cpu(format_, data(), rows_, cols_, ids.data(), n, op);
+    if (id < 0 || id >= rows)
+      throw std::invalid_argument(fmt::format("PackedEmbedding::lookup: token id {} outside the vocabulary [0, {})", id, rows));
+  auto* xp = static_cast<float*>(x.raw());
+  if (dev.is_cpu()) {
+    packed_gather_rows_cpu(matrix_.format(), matrix_.data(), rows, cols, ids.data(), n, xp);
   } else {  // the ids go to the device too
     Tensor host_ids({n}, DType::i32);
     std::copy(ids.begin(), ids.end(), host_ids.host<int32_t>());
-    const Tensor dev_ids = host_ids.to(device());
-    packed_gather_rows_cuda(format_, data(), rows_, cols_, static_cast<const int32_t*>(dev_ids.raw()), n, op);
+    const Tensor dev_ids = host_ids.to(dev);
+    packed_gather_rows_cuda(matrix_.format(), matrix_.data(), rows, cols, static_cast<const int32_t*>(dev_ids.raw()), n, xp);
   }
+}
+
+bool PackedEmbedding::shares_storage_with(const Linear& linear) const {
+  const auto* packed = dynamic_cast<const PackedLinear*>(&linear);
+  return packed != nullptr && packed->data() == matrix_.data();
 }
 
 }  // namespace infer::quant

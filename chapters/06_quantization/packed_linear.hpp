@@ -5,8 +5,8 @@
 // packed bytes (packed_kernels.hpp). weight_bytes() is the packed size — what a decode step now
 // streams — so LlamaWeights::bytes_per_token() counts the real cost of a quantized model.
 //
-// As the output layer of a model with tied embeddings it also serves the embedding lookup
-// (gather_rows): the packed matrix is then the only copy of the embedding.
+// With tied embeddings the same packed bytes also serve the embedding lookup (PackedEmbedding,
+// a lib/model Embedding): the packed output matrix is then the only copy of the embedding.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 
+#include "model/embedding.hpp"
 #include "model/linear.hpp"
 #include "packed_kernels.hpp"
 #include "tensor/tensor.hpp"
@@ -43,7 +44,6 @@ class PackedLinear : public Linear {
 
   // y[N, out] = x[N, in] · Ŵᵀ with the kernel of the bytes' device; x and y on that device.
   void forward(const Tensor& x, Tensor& y) const override;
-  void gather_rows(std::span<const int32_t> ids, Tensor& out) const override;
   int64_t in_features() const override { return cols_; }
   int64_t out_features() const override { return rows_; }
   std::size_t weight_bytes() const override { return size_; }
@@ -63,5 +63,20 @@ class PackedLinear : public Linear {
   std::size_t offset_ = 0, size_ = 0;
 };
 // the-change: end PackedLinear
+
+// The embedding lookup of a tied model from the packed output matrix: x[N, d] = rows ids[i] of Ŵ,
+// decoded by the kernel of the bytes' device. It shares the layer's bytes (no copy).
+class PackedEmbedding : public Embedding {
+ public:
+  explicit PackedEmbedding(const PackedLinear& matrix) : matrix_(matrix) {}
+  void lookup(std::span<const int32_t> ids, Tensor& x) const override;
+  int64_t vocab_size() const override { return matrix_.out_features(); }
+  int64_t width() const override { return matrix_.in_features(); }
+  std::size_t bytes() const override { return matrix_.weight_bytes(); }
+  bool shares_storage_with(const Linear& linear) const override;
+
+ private:
+  PackedLinear matrix_;  // a copy holds the same bytes
+};
 
 }  // namespace infer::quant

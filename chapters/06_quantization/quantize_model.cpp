@@ -17,6 +17,13 @@ const Tensor& dense_weight(const std::unique_ptr<Linear>& linear, const char* wh
   return dense->weight();
 }
 
+// The embedding table, when it is a dense one.
+const Tensor& dense_table(const LlamaWeights& w, const char* what) {
+  const auto* dense = dynamic_cast<const DenseEmbedding*>(w.token_embedding.get());
+  if (dense == nullptr) throw std::runtime_error(what);
+  return dense->table();
+}
+
 }  // namespace
 
 std::vector<NamedMatrix> projection_matrices(const LlamaWeights& weights) {
@@ -50,7 +57,7 @@ ReferenceWeights keep_reference(const Llama& model) {
   const LlamaWeights& w = model.weights();
   ReferenceWeights ref;
   for (NamedMatrix& m : projection_matrices(w)) ref.projections.push_back(std::move(m.weight));
-  ref.embedding = w.token_embedding;
+  ref.embedding = dense_table(w, "quantization needs the model's matrices in f32 on the CPU");
   ref.output = dense_weight(w.output, "the output matrix");
   if (!ref.embedding.device().is_cpu() || ref.embedding.dtype() != DType::f32 || ref.output.dtype() != DType::f32 ||
       !ref.output.device().is_cpu())
@@ -90,10 +97,11 @@ QuantizedModel quantize_model(Llama& model, const ReferenceWeights& ref, const Q
     for (std::unique_ptr<Linear>* slot : projection_slots(L)) *slot = std::make_unique<DenseLinear>(apply(ref.projections.at(i++)));
   if (i != ref.projections.size()) throw std::logic_error("quantize_model: the reference belongs to another model");
 
-  w.token_embedding = apply(ref.embedding);
+  const Tensor embedding = apply(ref.embedding);
+  w.token_embedding = std::make_shared<DenseEmbedding>(embedding);
   info.embedding_error = last_error;
   if (ref.tied)
-    w.output = std::make_unique<DenseLinear>(w.token_embedding);  // one Ê for both uses
+    w.output = std::make_unique<DenseLinear>(embedding);  // one Ê for both uses
   else
     w.output = std::make_unique<DenseLinear>(apply(ref.output));
   info.seconds = clock.seconds();
@@ -135,15 +143,16 @@ QuantizedModel quantize_for_kernels(Llama& model, const ReferenceWeights& ref, P
 
   auto packed = [&](const Tensor& m) { return counted(std::make_unique<PackedLinear>(m, format, dev, activations), m); };
   if (ref.tied) {
-    w.output = packed(ref.embedding);
-    w.token_embedding = Tensor();  // the packed output matrix is the embedding now
+    auto output = packed(ref.embedding);
+    w.token_embedding = std::make_shared<PackedEmbedding>(*output);  // the packed output matrix is the embedding now
+    w.output = std::move(output);
     if (ref.embedding.device().is_cpu() && ref.embedding.dtype() == DType::f32) {
       const std::span<const float> e(ref.embedding.host<float>(), ref.embedding.numel());
       info.embedding_error = relative_error(e, round_trip(*scheme, e, ref.embedding.dim(0), ref.embedding.dim(1)));
     }
   } else {
     w.output = packed(ref.output);
-    w.token_embedding = ref.embedding;
+    w.token_embedding = std::make_shared<DenseEmbedding>(ref.embedding);
   }
   info.seconds = clock.seconds();
   return info;
@@ -154,8 +163,7 @@ QuantizedModel quantize_for_kernels(Llama& model, PackedFormat format, Activatio
   ReferenceWeights current;
   for (LayerWeights& L : w.layers)
     for (std::unique_ptr<Linear>* slot : projection_slots(L)) current.projections.push_back(dense_weight(*slot, "a projection"));
-  if (!w.token_embedding.defined()) throw std::runtime_error("quantize_for_kernels: the model is already packed");
-  current.embedding = w.token_embedding;
+  current.embedding = dense_table(w, "quantize_for_kernels: the model is already packed");
   current.output = dense_weight(w.output, "the output matrix");
   current.tied = model.config().tied_embeddings || current.output.raw() == current.embedding.raw();
   return quantize_for_kernels(model, current, format, activations);

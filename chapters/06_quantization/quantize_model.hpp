@@ -64,9 +64,9 @@ QuantizedModel quantize_model(Llama& model, const ReferenceWeights& reference, c
 
 // Part 2 of the chapter: the same matrices, but kept packed and multiplied by the kernels.
 // Replaces every projection and the output matrix with a PackedLinear (packed_linear.hpp) in
-// `format`, on the model's device. With tied embeddings (the default model) the embedding
-// tensor is dropped as well: the packed output matrix is its only copy, and the lookup reads
-// its rows (LlamaWeights::embed → PackedLinear::gather_rows). An untied embedding table stays
+// `format`, on the model's device. With tied embeddings (the default model) the fp32 embedding
+// is dropped as well: the packed output matrix is its only copy, and the lookup reads its rows
+// (a PackedEmbedding on the same bytes, packed_linear.hpp). An untied embedding table stays
 // fp32 (a decode step reads one row of it). The model then computes with exactly the Ŵ of
 // quantize_model(model, reference, scheme_for(format)), multiplied in another order;
 // quantize_model(model, reference, nullptr) turns it back into the fp32 model.

@@ -54,7 +54,6 @@ class SharedLinear : public Linear {
   int64_t out_features() const override { return inner_.out_features(); }
   std::size_t weight_bytes() const override { return inner_.weight_bytes(); }
   std::string storage() const override { return inner_.storage(); }
-  void gather_rows(std::span<const int32_t> ids, Tensor& out) const override { inner_.gather_rows(ids, out); }
 
  private:
   const Linear& inner_;
@@ -71,7 +70,7 @@ Llama first_layers(const Llama& model, int k) {
   LlamaConfig config = model.config();
   config.n_layers = k;
   LlamaWeights w;
-  w.token_embedding = W.token_embedding;  // Tensors share their storage when copied
+  w.token_embedding = W.token_embedding;  // shared, not copied
   for (int l = 0; l < k; ++l) {
     const LayerWeights& L = W.layers[l];
     w.layers.push_back({L.attn_norm, share(L.wq), share(L.wk), share(L.wv), share(L.wo), L.ffn_norm,

@@ -54,11 +54,12 @@ Student<T> Student<T>::from_teacher(const Llama& teacher, std::span<const int> k
       throw std::invalid_argument(fmt::format("student: layers to keep must rise within 0…{}, got {} at place {}",
                                               tc.n_layers - 1, keep[i], i));
   const LlamaWeights& W = teacher.weights();
-  if (!W.token_embedding.defined() || !W.token_embedding.device().is_cpu())
+  const auto* embedding = dynamic_cast<const DenseEmbedding*>(W.token_embedding.get());
+  if (embedding == nullptr || embedding->table().dtype() != DType::f32 || !embedding->table().device().is_cpu())
     throw std::invalid_argument("student: the teacher's embedding is not held in fp32 on the CPU");
   LlamaConfig c = tc;
   c.n_layers = static_cast<int>(keep.size());
-  Student s(c, converted<T>(W.token_embedding.to_vector()),
+  Student s(c, converted<T>(embedding->table().to_vector()),
             tc.tied_embeddings ? std::vector<T>{} : converted<T>(dense_weights(*W.output, "output matrix")));
   for (int i = 0; i < c.n_layers; ++i) {
     const LayerWeights& L = W.layers[keep[i]];
@@ -179,8 +180,9 @@ Llama to_llama(const Student<float>& s) {
   };
   auto linear = [&](const float* p, int64_t out, int64_t in) { return std::make_unique<DenseLinear>(tensor(p, {out, in})); };
   LlamaWeights w;
-  w.token_embedding = tensor(s.embedding().data(), {V, d});
-  w.output = c.tied_embeddings ? std::make_unique<DenseLinear>(w.token_embedding) : linear(s.output_matrix(), V, d);
+  const Tensor embedding = tensor(s.embedding().data(), {V, d});
+  w.token_embedding = std::make_shared<DenseEmbedding>(embedding);
+  w.output = c.tied_embeddings ? std::make_unique<DenseLinear>(embedding) : linear(s.output_matrix(), V, d);
   const float* P = s.params.data();
   w.output_norm = tensor(s.output_norm(P), {d});
   for (int l = 0; l < c.n_layers; ++l) {

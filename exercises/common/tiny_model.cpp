@@ -30,7 +30,7 @@ infer::Llama tiny_random_llama(uint64_t seed) {
                                                               /*d_ff*/ 128, /*vocab*/ 97, /*context*/ 256);
   std::mt19937_64 rng(seed);
   infer::LlamaWeights w;
-  w.token_embedding = random_matrix(rng, c.vocab_size, c.d_model);
+  w.token_embedding = std::make_shared<infer::DenseEmbedding>(random_matrix(rng, c.vocab_size, c.d_model));
   for (int l = 0; l < c.n_layers; ++l) {
     infer::LayerWeights L;
     L.attn_norm = ones(c.d_model);

@@ -8,6 +8,4 @@ namespace infer {
 void DenseLinear::forward(const Tensor& x, Tensor& y) const { ops::matmul_t(x, weight_, y); }
 // the-change: end DenseLinear::forward
 
-void DenseLinear::gather_rows(std::span<const int32_t> ids, Tensor& out) const { ops::embedding(weight_, ids, out); }
-
 }  // namespace infer

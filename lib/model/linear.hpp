@@ -7,7 +7,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <string>
 
 #include "tensor/tensor.hpp"
@@ -24,9 +23,6 @@ class Linear {
   // Bytes of weights one forward call reads: what a memory-bound decode step streams.
   virtual std::size_t weight_bytes() const = 0;
   virtual std::string storage() const = 0;  // e.g. "f32", "int8 per-row"
-  // out[N, in] = rows ids[i] of W. The embedding lookup of a model whose embedding matrix is tied
-  // to this (output) layer and kept only here: see LlamaWeights::embed.
-  virtual void gather_rows(std::span<const int32_t> ids, Tensor& out) const = 0;
 };
 
 // Weights as a dense [out, in] matrix of f32 (or f16/bf16 on CUDA).
@@ -39,7 +35,6 @@ class DenseLinear : public Linear {
   int64_t out_features() const override { return weight_.dim(0); }
   std::size_t weight_bytes() const override { return weight_.nbytes(); }
   std::string storage() const override { return std::string(dtype_name(weight_.dtype())); }
-  void gather_rows(std::span<const int32_t> ids, Tensor& out) const override;  // ops::embedding
   const Tensor& weight() const { return weight_; }
 
  private:

@@ -12,8 +12,7 @@
 namespace infer {
 
 // the-change: begin Llama::forward
-Tensor Llama::forward(std::span<const int32_t> tokens, int64_t pos0, KvStore& kv, bool all_logits,
-                      const LayerObserver& observer) const {
+Tensor Llama::forward(std::span<const int32_t> tokens, int64_t pos0, KvStore& kv, bool all_logits) const {
   const LlamaConfig& c = config_;
   const auto N = std::ssize(tokens);
   if (N == 0) throw std::invalid_argument("forward: no tokens");
@@ -26,11 +25,7 @@ Tensor Llama::forward(std::span<const int32_t> tokens, int64_t pos0, KvStore& kv
   Tensor x({N, c.d_model}, DType::f32, device_);  // the residual stream [N, d]
   weights_.embed(tokens, x);                      // x = E[tokens]
   Activations a(c, N, device_);
-  for (int l = 0; l < c.n_layers; ++l) {
-    const Tensor entering = observer ? x.to(device_) : Tensor();  // a copy: the layer updates x in place
-    layer(l, x, a, positions, kv, pos0);                           // x [N, d] → x [N, d]
-    if (observer) observer(l, entering, x);
-  }
+  for (int l = 0; l < c.n_layers; ++l) layer(l, x, a, positions, kv, pos0);  // x [N, d] → x [N, d]
   // The next-token distribution after every position (scoring a text) or after the last (generating).
   return logits(all_logits ? x : x.rows(N - 1, 1));
 }

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -18,10 +17,6 @@
 #include "tensor/tensor.hpp"
 
 namespace infer {
-
-// Watches a pass without changing it: called after each layer with the residual stream entering
-// and leaving it, both [N, d]. The pass copies the stream for it, so it costs nothing when absent.
-using LayerObserver = std::function<void(int layer, const Tensor& residual_in, const Tensor& residual_out)>;
 
 // Consecutive new tokens of one sequence, a part of a batched pass.
 struct SequenceChunk {
@@ -43,24 +38,26 @@ class Llama {
 
   // Runs tokens at positions pos0 … pos0+N-1 of one sequence, attending through `kv`. Returns
   // the logits [N, V] with all_logits, else [1, V] for the last token.
-  Tensor forward(std::span<const int32_t> tokens, int64_t pos0, KvStore& kv, bool all_logits = false,
-                 const LayerObserver& observer = {}) const;
+  Tensor forward(std::span<const int32_t> tokens, int64_t pos0, KvStore& kv, bool all_logits = false) const;
 
   // The same for many sequences in one pass: every weight is read once for all their tokens.
   // Returns logits [R, V]: for each chunk in order, one row per token when all_logits is set,
   // else one row for its last token.
   Tensor forward_batch(std::span<const SequenceChunk> chunks) const;
 
- private:
+  // The steps both passes are made of, public for code that looks inside a pass (a study of
+  // the residual stream between layers): weights().embed, then layer() for l = 0 … n_layers−1,
+  // then logits() is exactly forward().
   struct Activations {  // one layer's work buffers for N tokens
     Activations(const LlamaConfig& c, int64_t n, const Device& device);
     Tensor h, q, k, v, attn, proj, gate, up;
   };
-  // One transformer block on the residual stream x [N, d], in place: what both passes share.
+  // Transformer block l on the residual stream x [N, d], in place; token i at positions[i].
   void layer(int l, Tensor& x, Activations& a, std::span<const int32_t> positions, KvStore& kv, int64_t pos0) const;
   // The output head: the final norm and the output matrix on rows [R, d] of the stream → [R, V].
   Tensor logits(const Tensor& rows) const;
 
+ private:
   LlamaConfig config_;
   LlamaWeights weights_;
   Device device_;

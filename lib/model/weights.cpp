@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "gguf/gguf_file.hpp"
-#include "tensor/ops.hpp"
 
 namespace infer {
 namespace {
@@ -72,10 +71,11 @@ LlamaWeights load_weights(const gguf::GgufFile& file, const LlamaConfig& c,
   // Norms, embeddings and anything the CPU reads row by row stay f32.
   const Device dev = opt.device;
   LlamaWeights w;
-  w.token_embedding = read_tensor(file, "token_embd.weight", {V, d}, dev, DType::f32);
+  const Tensor embedding = read_tensor(file, "token_embd.weight", {V, d}, dev, DType::f32);
+  w.token_embedding = std::make_shared<DenseEmbedding>(embedding);
   w.output_norm = read_tensor(file, "output_norm.weight", {d}, dev, DType::f32);
   if (c.tied_embeddings && opt.dtype == DType::f32)
-    w.output = std::make_unique<DenseLinear>(w.token_embedding);  // same storage, no copy
+    w.output = std::make_unique<DenseLinear>(embedding);  // same storage, no copy
   else
     w.output = read_linear(file, c.tied_embeddings ? "token_embd.weight" : "output.weight", V, d, opt);
   // On the CPU in fp32, a layer's seven matrices are views on one buffer (14 MB for the default
@@ -121,23 +121,8 @@ LlamaWeights load_weights(const gguf::GgufFile& file, const LlamaConfig& c,
   return w;
 }
 
-void LlamaWeights::embed(std::span<const int32_t> ids, Tensor& x) const {
-  if (token_embedding.defined())
-    ops::embedding(token_embedding, ids, x);
-  else
-    output->gather_rows(ids, x);  // tied, and held only by the output layer
-}
-
-namespace {
-// Bytes of one embedding row, wherever the embedding is held.
-std::size_t embedding_row_bytes(const LlamaWeights& w) {
-  if (w.token_embedding.defined()) return w.token_embedding.nbytes() / static_cast<std::size_t>(w.token_embedding.dim(0));
-  return w.output->weight_bytes() / static_cast<std::size_t>(w.output->out_features());
-}
-}  // namespace
-
 std::size_t LlamaWeights::bytes_per_token() const {
-  std::size_t bytes = output->weight_bytes() + output_norm.nbytes() + embedding_row_bytes(*this);
+  std::size_t bytes = output->weight_bytes() + output_norm.nbytes() + token_embedding->row_bytes();
   for (const LayerWeights& L : layers) {
     bytes += L.attn_norm.nbytes() + L.ffn_norm.nbytes();
     for (const Linear* w : L.linears()) bytes += w->weight_bytes();
@@ -146,9 +131,8 @@ std::size_t LlamaWeights::bytes_per_token() const {
 }
 
 std::size_t LlamaWeights::bytes_held() const {
-  const auto* dense_out = dynamic_cast<const DenseLinear*>(output.get());
-  const bool tied = !token_embedding.defined() || (dense_out && dense_out->weight().raw() == token_embedding.raw());
-  return bytes_per_token() - embedding_row_bytes(*this) + (tied ? 0 : token_embedding.nbytes());
+  const bool tied = token_embedding->shares_storage_with(*output);
+  return bytes_per_token() - token_embedding->row_bytes() + (tied ? 0 : token_embedding->bytes());
 }
 
 }  // namespace infer

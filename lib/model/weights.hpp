@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/config.hpp"
+#include "model/embedding.hpp"
 #include "model/linear.hpp"
 #include "tensor/tensor.hpp"
 
@@ -38,16 +39,15 @@ struct LayerWeights {
 };
 
 struct LlamaWeights {
-  // [V, d]. Left empty (!defined()) when the embedding is tied and kept only inside `output`,
-  // e.g. as a packed matrix: embed() then reads the rows through output.
-  Tensor token_embedding;
+  // [V, d]: a DenseEmbedding at load. Shared, not owned alone: models that reuse another's
+  // weights (fewer layers, pooled heads) keep the same table.
+  std::shared_ptr<const Embedding> token_embedding;
   std::vector<LayerWeights> layers;
   Tensor output_norm;               // [d]
-  std::unique_ptr<Linear> output;   // [V, d]; shares token_embedding's storage when tied
+  std::unique_ptr<Linear> output;   // [V, d]; the embedding's storage when tied
 
-  // x[N, d] = the embedding rows of ids: token_embedding's, or output->gather_rows when that
-  // is empty.
-  void embed(std::span<const int32_t> ids, Tensor& x) const;
+  // x[N, d] = the embedding rows of ids.
+  void embed(std::span<const int32_t> ids, Tensor& x) const { token_embedding->lookup(ids, x); }
 
   // Bytes one single-token forward pass reads: every linear layer, the norms and one row of
   // the embedding table.

@@ -7,7 +7,7 @@
 // Tolerance: the kernel multiplies exactly the dequantized weights and differs only in the
 // order of its fp32 sums, so |y − y_ref| ≤ 1e-5 · Σ_c |x_c · ŵ_c| (fp32 round-off over at most
 // a few thousand terms; the bound is ~50× what fp32 summation of these lengths can lose in
-// the worst case seen). The embedding lookup (gather_rows) must equal dequantize() bit for bit.
+// the worst case seen). The embedding lookup (PackedEmbedding) must equal dequantize() bit for bit.
 #include "catch_compat.hpp"
 
 #include <cmath>
@@ -176,7 +176,8 @@ TEST_CASE("PackedLinear multiplies and gathers from its packed bytes on the CPU"
 
     const std::vector<int32_t> ids = {3, 0, 36};
     Tensor rows_out({3, cols});
-    linear.gather_rows(ids, rows_out);
+    const PackedEmbedding embedding(linear);
+    embedding.lookup(ids, rows_out);
     std::vector<float> w_hat(w.size());
     scheme->dequantize(packed, w_hat);
     const std::vector<float> got = rows_out.to_vector();
@@ -187,7 +188,8 @@ TEST_CASE("PackedLinear multiplies and gathers from its packed bytes on the CPU"
     CHECK_THROWS_AS(linear.forward(x, wrong), std::invalid_argument);
     const std::vector<int32_t> outside = {static_cast<int32_t>(rows)};
     Tensor one({1, cols});
-    CHECK_THROWS_AS(linear.gather_rows(outside, one), std::invalid_argument);
+    CHECK_THROWS_AS(embedding.lookup(outside, one), std::invalid_argument);
+    CHECK(embedding.shares_storage_with(linear));
   }
 }
 

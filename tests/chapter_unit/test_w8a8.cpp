@@ -30,8 +30,9 @@ Llama small_random_model() {
   const LlamaConfig c = LlamaConfig::from_shape(2, 8, 2, 1, 12, 20, 16);
   std::mt19937 rng(5);
   LlamaWeights w;
-  w.token_embedding = normal_matrix(c.vocab_size, c.d_model, rng, 1.0f);
-  w.output = std::make_unique<DenseLinear>(w.token_embedding);
+  const Tensor embedding = normal_matrix(c.vocab_size, c.d_model, rng, 1.0f);
+  w.token_embedding = std::make_shared<DenseEmbedding>(embedding);
+  w.output = std::make_unique<DenseLinear>(embedding);
   w.output_norm = Tensor::from_vector(std::vector<float>(static_cast<std::size_t>(c.d_model), 1.0f), {c.d_model});
   const std::vector<std::pair<int64_t, int64_t>> shapes = {{c.q_width(), c.d_model}, {c.kv_width(), c.d_model},
                                                            {c.kv_width(), c.d_model}, {c.d_model, c.q_width()},

@@ -128,7 +128,7 @@ TEST_CASE("pool_kv_heads builds a multi-query model sharing every other weight",
   CHECK(dynamic_cast<const DenseLinear&>(*b.wq).weight().raw() == dynamic_cast<const DenseLinear&>(*a.wq).weight().raw());
   CHECK(dynamic_cast<const DenseLinear&>(*b.w_down).weight().raw() ==
         dynamic_cast<const DenseLinear&>(*a.w_down).weight().raw());
-  CHECK(mqa.weights().token_embedding.raw() == m->model.weights().token_embedding.raw());
+  CHECK(mqa.weights().token_embedding == m->model.weights().token_embedding);
   // Its cache: one head per layer, a third of the original grouped cache.
   CHECK(GroupedKvCache(mqa.config(), 64).bytes() * 3 == GroupedKvCache(c, 64).bytes());
   CHECK_THROWS_AS(pool_kv_heads(m->model, 2), std::invalid_argument);

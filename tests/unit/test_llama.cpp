@@ -1,5 +1,5 @@
 // Llama::forward and forward_batch on a tiny random model: the batched pass gives each sequence
-// what its own pass gives, and a layer observer sees every layer without changing the result.
+// what its own pass gives, and its public steps (embed, layer, logits) are the pass bit for bit.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -38,8 +38,9 @@ Llama tiny_model() {
   std::mt19937 rng(7);
   auto linear = [&](int64_t out, int64_t in) { return std::make_unique<DenseLinear>(random_tensor({out, in}, rng, 0.3f)); };
   LlamaWeights w;
-  w.token_embedding = random_tensor({c.vocab_size, c.d_model}, rng, 1.0f);
-  w.output = std::make_unique<DenseLinear>(w.token_embedding);
+  const Tensor embedding = random_tensor({c.vocab_size, c.d_model}, rng, 1.0f);
+  w.token_embedding = std::make_shared<DenseEmbedding>(embedding);
+  w.output = std::make_unique<DenseLinear>(embedding);
   w.output_norm = random_tensor({c.d_model}, rng, 1.0f);
   for (int l = 0; l < c.n_layers; ++l) {
     LayerWeights L;
@@ -88,28 +89,22 @@ TEST_CASE("forward_batch gives each sequence the logits of its own forward", "[m
   CHECK(max_abs_diff(both.rows(5, 1).to_vector(), alone_b) < 1e-4f);
 }
 
-TEST_CASE("a layer observer sees every layer's residual stream and changes nothing", "[model]") {
+TEST_CASE("embed, every layer, logits: the public steps are forward, bit for bit", "[model]") {
   Llama model = tiny_model();
   const LlamaConfig& c = model.config();
   WholeSequence kv(c);
-  const std::vector<int32_t> tokens = {4, 8, 15, 16, 23, 3};
+  const std::vector<int32_t> tokens = {4, 8, 15, 16, 23, 3}, positions = {0, 1, 2, 3, 4, 5};
   const std::vector<float> plain = model.forward(tokens, 0, kv, true).to_vector();
 
-  std::vector<std::vector<float>> in, out;
-  const LayerObserver watch = [&](int layer, const Tensor& entering, const Tensor& leaving) {
-    CHECK(layer == std::ssize(in));
-    CHECK(entering.shape() == Shape{6, c.d_model});
-    in.push_back(entering.to_vector());
-    out.push_back(leaving.to_vector());
-  };
-  const std::vector<float> watched = model.forward(tokens, 0, kv, true, watch).to_vector();
-  CHECK(watched == plain);
-  REQUIRE(std::ssize(in) == c.n_layers);
-  Tensor embedded({6, c.d_model});
-  model.weights().embed(tokens, embedded);
-  CHECK(in[0] == embedded.to_vector());
-  for (int l = 1; l < c.n_layers; ++l) CHECK(in[l] == out[static_cast<std::size_t>(l) - 1]);
-  CHECK(in[1] != out[1]);  // the layer changed the stream
+  Tensor x({6, c.d_model});
+  model.weights().embed(tokens, x);
+  Llama::Activations a(c, 6, model.device());
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::vector<float> entering = x.to_vector();
+    model.layer(l, x, a, positions, kv, 0);
+    CHECK(x.to_vector() != entering);  // the layer changed the stream
+  }
+  CHECK(model.logits(x).to_vector() == plain);
 }
 
 TEST_CASE("forward refuses no tokens and positions past the context", "[model]") {

@@ -133,7 +133,7 @@ INFER_HD inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b;
 
 // ---- one weight -------------------------------------------------------------------------------
 
-// ŵ(r, c) of a packed [rows, cols] matrix. The reference path: gather_rows uses it for every
+// ŵ(r, c) of a packed [rows, cols] matrix. The reference path: the row gather (the embedding) uses it for every
 // weight, the tiled matrix product for every weight it stages in shared memory, and the
 // matrix-vector product wherever a run of 8 weights is not aligned to its fast path.
 template <PackedFormat F>

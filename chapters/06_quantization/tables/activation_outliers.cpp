@@ -20,11 +20,17 @@ ResidualCapture capture_residual_stream(const Llama& model, std::span<const int3
   if (N < 1 || N > c.context_length) throw std::invalid_argument("capture_residual_stream: bad token count");
   ResidualCapture out{.tokens = N, .d = c.d_model, .layers = {}};
   GroupedKvCache cache(c, N, model.device());
-  // After each layer the observer sees the residual stream leaving it: [N, d], copied to the host.
-  (void)model.forward(tokens, 0, cache, /*all_logits=*/false,
-                      [&](int /*layer*/, const Tensor& /*entering*/, const Tensor& leaving) {
-                        out.layers.push_back(leaving.to_vector());
-                      });
+  // Llama::forward's own steps (model/llama.hpp), with the residual stream x [N, d] copied to the
+  // host after each layer; the output head is not needed.
+  std::vector<int32_t> positions(static_cast<std::size_t>(N));
+  std::iota(positions.begin(), positions.end(), 0);
+  Tensor x({N, c.d_model}, DType::f32, model.device());
+  model.weights().embed(tokens, x);
+  Llama::Activations a(c, N, model.device());
+  for (int l = 0; l < c.n_layers; ++l) {
+    model.layer(l, x, a, positions, cache, 0);
+    out.layers.push_back(x.to_vector());
+  }
   return out;
 }
 
@@ -190,8 +196,8 @@ void activation_tables(const Llama& model, const Tokenizer& tokenizer, const Com
   q.add_note(fmt::format("scale = max |x| / 127; levels = distinct round(x / scale) over the tokens. Excluding the top 4 "
                          "dimensions makes the step {:.0f}× smaller. The three dimensions are those whose max sits at "
                          "the 90th, 50th and 10th percentile of the {} dimensions.", all.scale / rest.scale, d));
-  q.add_note("The residual stream is read by a LayerObserver passed to Llama::forward: the tables watch the model's own "
-             "forward pass.");
+  q.add_note("The residual stream is read between the layers of the model's own forward pass (Llama::layer, one call "
+             "per layer).");
   q.emit(o.csv_path);
   figures["activation_int8"] = {{"layer", mid}, {"dims", dims}, {"scale_all", all.scale}, {"levels_all", all.levels_used},
                                 {"dim_levels_all", all.distinct_levels}, {"excluded", top4}, {"scale_rest", rest.scale},

@@ -8,8 +8,8 @@
 // model. With one INT8 scale for the whole tensor the outliers set the step, and an ordinary
 // dimension is left with a handful of the 256 levels — or one.
 //
-// The capture watches the model's own forward pass: Llama::forward calls a LayerObserver
-// (model/llama.hpp) after each layer with the residual stream entering and leaving it.
+// The capture runs the model's own forward pass a layer at a time (Llama::layer, the step
+// Llama::forward loops over: model/llama.hpp) and keeps the residual stream after each layer.
 #pragma once
 
 #include <cstdint>

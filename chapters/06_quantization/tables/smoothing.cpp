@@ -30,7 +30,6 @@ class RecordingLinear : public Linear {
   int64_t out_features() const override { return dense_.out_features(); }
   std::size_t weight_bytes() const override { return dense_.weight_bytes(); }
   std::string storage() const override { return "f32 (recording inputs)"; }
-  void gather_rows(std::span<const int32_t> ids, Tensor& out) const override { dense_.gather_rows(ids, out); }
 
  private:
   DenseLinear dense_;

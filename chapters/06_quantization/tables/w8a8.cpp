@@ -52,10 +52,6 @@ void W8A8Linear::forward(const Tensor& x, Tensor& y) const {
   dense_.forward(xq, y);
 }
 
-void W8A8Linear::gather_rows(std::span<const int32_t>, Tensor&) const {
-  throw std::logic_error("W8A8Linear is a projection, not an embedding table");
-}
-
 QuantizedModel quantize_model_w8a8(Llama& model, const ReferenceWeights& reference,
                                    const std::vector<std::vector<float>>& smoothing, const std::string& name) {
   Stopwatch clock;
