@@ -43,10 +43,11 @@ WorkloadRun run_contiguous(const Context& cx, const std::vector<Request>& reques
 // The PagedScheduler over a PagedEngine whose pool holds `budget` bytes in blocks of `block_size`.
 WorkloadRun run_paged(const Context& cx, const std::vector<Request>& requests, int slots, int block_size, std::size_t budget,
                       bool prefix_caching);
-// The workload with no model: `engine` (model-free; its step returns placeholder tokens) under the
-// PagedScheduler on a virtual clock, memory and not slots limiting admission. Each request
-// generates exactly its max_new_tokens whatever the tokens are, so the steps, the admissions and
-// every memory figure depend only on the lengths and the engine's memory; it takes milliseconds.
+// Replays the workload without the model: `engine` (model-free; its step returns placeholder
+// tokens) runs under the PagedScheduler on a virtual clock, with memory, not slots, limiting
+// admission. Each request generates exactly its max_new_tokens whatever the tokens are, so the
+// steps, the admissions and every memory figure depend only on the lengths and the engine's
+// memory; it takes milliseconds.
 // `reserved` reads the bytes the engine's layout holds now.
 WorkloadRun replay(const Context& cx, const std::vector<Request>& requests, MemoryBoundEngine& engine, std::function<double()> reserved,
                    std::string layout);
