@@ -61,9 +61,11 @@ bool PagedEngine::can_admit(const Request& r) const {
   return need + growth <= pool_.free_blocks() - reclaimed;
 }
 
-bool PagedEngine::fits_alone(const Request& r) const {
-  return pool_.blocks_for(std::ssize(r.prompt) + r.max_new_tokens - 1) <= pool_.num_blocks();
+bool fits_in_pool(const BlockPool& pool, const Request& r) {
+  return pool.blocks_for(std::ssize(r.prompt) + r.max_new_tokens - 1) <= pool.num_blocks();
 }
+
+bool PagedEngine::fits_alone(const Request& r) const { return fits_in_pool(pool_, r); }
 
 bool PagedEngine::reserve(const Request& r) {
   Sequence& s = sequence(r);

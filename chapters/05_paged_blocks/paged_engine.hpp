@@ -117,4 +117,10 @@ class PagedEngine : public MemoryBoundEngine {
   int64_t last_step_tokens_ = 0;
 };
 
+// Whether request r could ever run on `pool`: at its longest (prompt + max_new_tokens − 1
+// positions; the last token is never fed back) it needs no more blocks than the whole pool has.
+// The scheduler refuses a request that fails this instead of queueing it forever. (Shared with
+// the tables' and tests' model-free engines, which answer the scheduler's questions the same way.)
+bool fits_in_pool(const BlockPool& pool, const Request& r);
+
 }  // namespace infer

@@ -16,6 +16,7 @@
 
 #include "block_pool.hpp"
 #include "block_table.hpp"
+#include "paged_engine.hpp"  // fits_in_pool
 #include "paged_scheduler.hpp"
 #include "prefix_cache.hpp"
 
@@ -299,9 +300,7 @@ class FakePagedEngine : public MemoryBoundEngine {
     for (const auto& [id, s] : seqs_) growth += s.table->blocks_needed(pool_, s.pending);
     return pool_.blocks_for(static_cast<int64_t>(r.prompt.size() + r.tokens.size())) + growth <= pool_.free_blocks();
   }
-  bool fits_alone(const Request& r) const override {
-    return pool_.blocks_for(std::ssize(r.prompt) + r.max_new_tokens - 1) <= pool_.num_blocks();
-  }
+  bool fits_alone(const Request& r) const override { return fits_in_pool(pool_, r); }
   void check() const {
     std::vector<const BlockTable*> tables;
     for (const auto& [id, s] : seqs_) tables.push_back(s.table.get());

@@ -323,8 +323,11 @@ TEST_CASE("sampled speculative decoding follows the plain sampler's distribution
   const std::vector<Case> cases = {
       {"top-k 40, a model draft at T 0.5", {.temperature = 1.0f, .top_k = 40, .seed = 11}, "Q4_1", kPrompts[1], 0.5f},
       {"top-p 0.9 at T 0.8, a model draft", {.temperature = 0.8f, .top_p = 0.9f, .seed = 12}, "Q4_1", kPrompts[0]},
-      {"prompt lookup (q one-hot), T 1",
-       {.temperature = 1.0f, .seed = 13},
+      // T 0.7, not 1: at T 1 this small model's samples soon leave the repeated pattern, and the
+      // guesses prompt lookup then gets kept hang on the sampled text (17 to 57 over 11 seeds, Zen 4);
+      // at T 0.7 it kept 115 to 203 of about 600 over seeds 1 to 10, far above the floor below.
+      {"prompt lookup (q one-hot), T 0.7",
+       {.temperature = 0.7f, .seed = 13},
        "prompt lookup",
        "Repeat after me: one two three four five six seven eight nine ten. one two three four five six seven eight nine ten. one two"},
       {"repetition penalty 1.3, a model draft",
@@ -352,7 +355,7 @@ TEST_CASE("sampled speculative decoding follows the plain sampler's distribution
     REQUIRE(std::ssize(spec.steps) == kSampled);
     // Both branches of the rule ran: guesses kept and guesses rejected.
     INFO("α = " << spec.stats.alpha() << " over " << spec.stats.drafted << " guesses");
-    CHECK(spec.stats.accepted >= 10);  // how many depends on the sampled text (prompt lookup at T 1: 17 on a Zen 4)
+    CHECK(spec.stats.accepted > 20);
     CHECK(spec.stats.accepted < spec.stats.drafted);
 
     Pit pit;

@@ -12,6 +12,7 @@
 #include "04_batching/workload.hpp"
 #include "block_table.hpp"
 #include "first_fit_arena.hpp"
+#include "paged_engine.hpp"  // fits_in_pool
 #include "measure/table.hpp"
 #include "workload_runs.hpp"
 
@@ -111,9 +112,7 @@ class BlockEngine : public LoggingEngine {
     Sequence& s = sequences_.at(r.id);
     return s.table->reserve(pool, s.pending);
   }
-  bool fits_alone(const Request& r) const override {
-    return pool.blocks_for(std::ssize(r.prompt) + r.max_new_tokens - 1) <= pool.num_blocks();
-  }
+  bool fits_alone(const Request& r) const override { return fits_in_pool(pool, r); }
   FreeSpace space() const override {
     const int64_t free = int64_t{pool.free_blocks()} * pool.block_size();
     return {free, free};
