@@ -12,6 +12,7 @@
 #include "agreement.hpp"
 #include "03_gqa/grouped_kv_cache.hpp"
 #include "eval/evaluation.hpp"
+#include "llm_int8.hpp"
 #include "measure/table.hpp"
 #include "measure/timing.hpp"
 #include "quantize_model.hpp"
@@ -40,6 +41,7 @@ std::string ratio_text(double r) {
 
 
 constexpr float kSmoothAlpha = 0.5f;  // SmoothQuant's migration strength (the paper's default for most models)
+constexpr float kOutlierThreshold = 6.0f;  // LLM.int8's outlier magnitude (the paper's)
 
 // Calibration text for SmoothQuant: the last `n` tokens before the held-out slice (the end of
 // Judges), so the scales never see the text they are evaluated on.
@@ -74,7 +76,8 @@ void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions
                greedy.positions());
 
   // The rows: fp32, every weight-only scheme, then 8-bit activations too (W8A8), without and with
-  // SmoothQuant's scales (calibrated once, on the reference model).
+  // SmoothQuant's scales (calibrated once, on the reference model), and with LLM.int8's outlier
+  // columns in fp32 (llm_int8.hpp).
   const auto schemes = table_schemes();
   std::vector<std::function<QuantizedModel()>> rows = {[&] { return quantize_model(model, reference, nullptr); }};
   for (const auto& s : schemes) rows.push_back([&, scheme = s.get()] { return quantize_model(model, reference, scheme); });
@@ -83,6 +86,15 @@ void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions
   const std::vector<std::vector<float>> smoothing = smoothing_factors(maxima, reference, kSmoothAlpha);
   rows.push_back([&] { return quantize_model_w8a8(model, reference, {}, "W8A8"); });
   rows.push_back([&] { return quantize_model_w8a8(model, reference, smoothing, "W8A8 SmoothQuant"); });
+  std::vector<OutlierCounts> outliers, outliers_int8;  // what LLM.int8's layers flag, filled by their runs
+  rows.push_back([&] {
+    return quantize_model_llm_int8(model, reference, kOutlierThreshold, OutlierWeights::original, outliers,
+                                   "W8A8 LLM.int8");
+  });
+  rows.push_back([&] {
+    return quantize_model_llm_int8(model, reference, kOutlierThreshold, OutlierWeights::int8, outliers_int8,
+                                   "W8A8 LLM.int8 (INT8 W)");
+  });
   const GreedyPenalty penalty{.repeat_penalty = q.battery_penalty, .repeat_last_n = 64};
 
   struct Result {
@@ -161,8 +173,14 @@ void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions
                              "per-row, weights only. SmoothQuant: x/s and W·s with s = max|X|^{0}/max|W|^{1}, max|X| from "
                              "one pass over the {2} tokens before the held-out text.",
                              kSmoothAlpha, 1 - kSmoothAlpha, maxima.tokens));
+  table.add_note(fmt::format("LLM.int8: at each call the input columns with |x| ≥ {:g} in any row are multiplied in "
+                             "fp32 by W's own columns (kept whole beside the INT8 copy: the row's weights), the rest as "
+                             "in W8A8, their step no longer set by the outliers; (INT8 W): the same columns multiplied "
+                             "by Ŵ's, nothing stored beyond INT8. What was flagged: the next table.",
+                             kOutlierThreshold));
   table.add_note(fmt::format("Computed in {:.1f} min on {} threads.", seconds / 60, num_threads()));
   table.emit(o.csv_path);
+  outlier_column_table(outliers, kOutlierThreshold, maxima, {4.0f, 6.0f, 8.0f}, figures).emit(o.csv_path);
 
   // The battery again with the repetition penalty: how much of its ranking is decoding, not weights.
   Table pen(fmt::format("Question battery without and with a repetition penalty of {:g} (llama.cpp's, last 64 tokens, "

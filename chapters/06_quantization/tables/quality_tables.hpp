@@ -1,7 +1,7 @@
 // Chapter 06's study: the quality table — the model quantized in place by every scheme (and
-// with 8-bit activations, without and with SmoothQuant), each scored by perplexity on held-out
-// text, a battery of short questions (without and with a repetition penalty) and agreement with
-// the fp32 model's greedy answers.
+// with 8-bit activations: plain, with SmoothQuant, with LLM.int8's outlier columns), each scored
+// by perplexity on held-out text, a battery of short questions (without and with a repetition
+// penalty) and agreement with the fp32 model's greedy answers.
 #pragma once
 
 #include <cstdint>

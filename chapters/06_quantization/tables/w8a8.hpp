@@ -46,6 +46,7 @@ class W8A8Linear : public Linear {
   int64_t out_features() const override { return dense_.out_features(); }
   std::size_t weight_bytes() const override;  // INT8 per-row: a byte per weight and an fp16 scale per row
   std::string storage() const override { return inverse_smoothing_.empty() ? "W8A8" : "W8A8 smoothed"; }
+  const Tensor& weight() const { return dense_.weight(); }  // ŵ
 
  private:
   DenseLinear dense_;
