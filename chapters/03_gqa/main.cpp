@@ -4,10 +4,12 @@
 //                                   chapter 02's cache), then the tables (tables/, in this order):
 //                                   2 the cache per token, 3 the multi-query experiment and
 //                                   4 a sliding window on held-out text, 5–6 the formula for
-//                                   well-known shapes, 7 published shapes beyond GQA
+//                                   well-known shapes, 7 published shapes beyond GQA, 8 latent,
+//                                   state-space and hybrid caches, 9 decode time against H_kv
 //   ch03_gqa --eval-tokens 3267     evaluate on more of the held-out text
 //   ch03_gqa --sliding-windows 512  the sliding-window experiment at one window
 //   ch03_gqa --no-eval              skip both experiments (no text needed)
+//   ch03_gqa --sweep-contexts 1024  table 9 at other cache lengths; --no-sweep skips it
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -20,9 +22,11 @@
 #include "app/cli.hpp"
 #include "app/run_record.hpp"
 #include "02_kv_cache/cached_generate.hpp"
+#include "architecture_caches.hpp"
 #include "gqa_tables.hpp"
 #include "grouped_kv_cache.hpp"
 #include "02_kv_cache/kv_cache.hpp"
+#include "kv_head_sweep.hpp"
 #include "measure/table.hpp"
 #include "tensor/ops.hpp"
 
@@ -83,8 +87,8 @@ int main(int argc, char** argv) {
   o.prompt = "The three most important ideas in computer science are";
   o.n_predict = 32;
   int64_t eval_tokens = 2048, window = 512, user_tokens = 4096;
-  std::vector<int64_t> sliding_windows = {256, 512, 1024};
-  bool no_eval = false;
+  std::vector<int64_t> sliding_windows = {256, 512, 1024}, sweep_contexts = {512, 2048, 8192};
+  bool no_eval = false, no_sweep = false;
   add_common_options(app, o);
   app.add_option("--eval-tokens", eval_tokens, "tokens of held-out text for the multi-query and sliding-window experiments")
       ->check(whole_number(2, int64_t{1} << 30))->capture_default_str();
@@ -95,11 +99,18 @@ int main(int argc, char** argv) {
   app.add_option("--sliding-windows", sliding_windows, "attention windows of the sliding-window experiment (comma-separated)")
       ->delimiter(',')->check(whole_number(1, int64_t{1} << 30))->capture_default_str();
   app.add_flag("--no-eval", no_eval, "skip the multi-query and sliding-window experiments (needs data/fetch_eval_text.sh)");
+  app.add_option("--sweep-contexts", sweep_contexts, "positions a decode step reads in table 9, the sweep over key/value heads "
+                 "(comma-separated; about 10 s on 2 cores at the default)")
+      ->delimiter(',')->check(whole_number(2, int64_t{1} << 30))->capture_default_str();
+  app.add_flag("--no-sweep", no_sweep, "skip table 9, the decode-time sweep over key/value heads");
 
   return run_main(app, argc, argv, [&] {
     if (no_eval) refuse_flags(app, "--no-eval", {"--eval-tokens", "--window", "--sliding-windows"});
+    if (no_sweep) refuse_flags(app, "--no-sweep", {"--sweep-contexts"});
     const int context = read_model_config(o).context_length;  // from the metadata, before the weights load
     if (window > context) throw UsageError(fmt::format("--window {} exceeds the context length {}", window, context));
+    for (int64_t n : sweep_contexts)
+      if (n > context) throw UsageError(fmt::format("--sweep-contexts {} exceeds the context length {}", n, context));
     LoadedModel m = load_model(o);
     RunRecord record = new_record("ch03_gqa", o);
     run_demo(m, o, record);
@@ -110,7 +121,10 @@ int main(int argc, char** argv) {
       if (!sliding_windows.empty()) sliding = sliding_window_table(m, o, eval_tokens, sliding_windows, record.figures);
     }
     print_shape_tables(m.model.config(), o, user_tokens, record.figures);
-    beyond_gqa_table(m.model.config(), std::filesystem::path(o.model_path).stem().string(), o, sliding, record.figures);
+    const std::string name = std::filesystem::path(o.model_path).stem().string();
+    beyond_gqa_table(m.model.config(), name, o, sliding, record.figures);
+    architecture_cache_table(m.model.config(), name, o, record.figures);
+    if (!no_sweep) kv_head_sweep_table(m.model, o, sweep_contexts, record.figures);
     save_record(record, o, &m.tokenizer);
   });
 }

@@ -15,15 +15,18 @@ int64_t CacheShape::bytes_per_token() const {
 
 int64_t CacheShape::bytes_at(int64_t tokens) const {
   int64_t total = 0;
-  for (const LayerGroup& g : groups) total += g.layers * g.elements * bytes_per_element * (g.window > 0 ? std::min(tokens, g.window) : tokens);
+  for (const LayerGroup& g : groups)
+    total += g.layers * (g.elements * (g.window > 0 ? std::min(tokens, g.window) : tokens) + g.state) * bytes_per_element;
   return total;
 }
 
+int64_t CacheShape::state_bytes() const { return bytes_at(0); }
+
 LayerGroup kv_layers(int layers, int kv_heads, int head_dim, int64_t window) {
-  return {layers, 2LL * kv_heads * head_dim, window};
+  return {.layers = layers, .elements = 2LL * kv_heads * head_dim, .window = window};
 }
 
-LayerGroup latent_layers(int layers, int latent, int rope) { return {layers, int64_t{latent} + rope, 0}; }
+LayerGroup latent_layers(int layers, int latent, int rope) { return {.layers = layers, .elements = int64_t{latent} + rope}; }
 
 int cross_layer_caching_layers(int layers, int share) {
   if (share < 1) throw std::invalid_argument(fmt::format("cross-layer sharing by {} layers", share));
@@ -56,6 +59,12 @@ std::vector<CacheShape> published_cache_shapes() {
 int global_layers(int layers, int every) {
   if (every < 1) throw std::invalid_argument(fmt::format("a global layer every {} layers", every));
   return layers / every;
+}
+
+std::string kib(double bytes) { return fmt::format("{:.1f}", bytes / 1024.0); }
+
+std::string three_digits(double x) {
+  return x >= 100 ? fmt::format("{:.0f}", x) : x >= 1 ? fmt::format("{:.3g}", x) : fmt::format("{:.3f}", x);
 }
 
 CacheShape own_shape(const LlamaConfig& c, const std::string& name, int64_t window, int global_every) {

@@ -8,8 +8,10 @@
 //                    ⌈layers / k⌉ layers keep a cache
 //   sliding window   a layer keeps only the last W positions
 //   local/global     most layers slide over W positions, every n-th layer sees them all
+//   recurrent state  a state-space or linear-attention layer keeps a state of fixed size per
+//                    sequence, whatever its length (tables/architecture_caches.hpp, table 8)
 //
-// bytes(n) = Σ over groups of layers × elements per token × bytes per element × min(n, window).
+// bytes(n) = Σ over groups of layers × (elements per token × min(n, window) + state) × bytes per element.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,7 @@ struct LayerGroup {
   int layers = 0;
   int64_t elements = 0;  // cached per token per layer
   int64_t window = 0;    // positions kept; 0: every position
+  int64_t state = 0;     // kept per layer once per sequence, whatever its length (a recurrent state)
 };
 
 struct CacheShape {
@@ -33,6 +36,7 @@ struct CacheShape {
 
   int64_t bytes_per_token() const;          // while every window still holds the whole sequence
   int64_t bytes_at(int64_t tokens) const;   // one sequence of `tokens` positions
+  int64_t state_bytes() const;              // what a sequence keeps before its first token (bytes_at(0))
 };
 
 // Layers that keep keys and values of `kv_heads` heads of `head_dim` (MHA, GQA, MQA), optionally
@@ -50,5 +54,10 @@ std::vector<CacheShape> published_cache_shapes();
 CacheShape own_shape(const LlamaConfig& config, const std::string& name, int64_t window = 0, int global_every = 0);
 // How many of `layers` are global when every n-th one is (layers n, 2n, … counted from 1).
 int global_layers(int layers, int every);
+
+// The cells of tables 7 and 8: KiB (1024 B) with one decimal; three significant digits without an
+// exponent (3840, 67.5, 0.044).
+std::string kib(double bytes);
+std::string three_digits(double x);
 
 }  // namespace infer::gqa

@@ -19,10 +19,6 @@ namespace {
 
 constexpr double kKiB = 1024.0;
 
-std::string kib(double bytes) { return fmt::format("{:.1f}", bytes / kKiB); }
-// Three significant digits without an exponent: 3840, 67.5, 0.0439.
-std::string three_digits(double x) { return x >= 100 ? fmt::format("{:.0f}", x) : x >= 1 ? fmt::format("{:.3g}", x) : fmt::format("{:.3f}", x); }
-
 // The first `count` tokens of the held-out text (all of them, with a note, if it has fewer).
 std::vector<int32_t> held_out_tokens(const LoadedModel& m, int64_t count) {
   std::vector<int32_t> tokens = m.tokenizer.encode(held_out_text(read_eval_text()), /*parse_special=*/false);
