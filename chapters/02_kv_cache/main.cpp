@@ -6,6 +6,7 @@
 //   ch02_kv_cache --csv t.csv --plot p.svg --scores-plot s.svg   tables as CSV, the plots elsewhere
 //                                          (default: here, ch02_prefill_vs_decode.svg, ch02_score_bytes.svg)
 //   ch02_kv_cache --growth-tokens 2048     the concatenation study over a longer generation
+//   ch02_kv_cache --tiled-tokens 4096      table 11 without its longest prefill (2.4 GB of scores)
 //
 // The tables (tables/), in the order printed:
 //   1  the demo run: time to first token and tokens/s, beside chapter 01's loop on the same generation
@@ -18,6 +19,9 @@
 //   8  peak memory: the course's naive and cached loops beside chapters 01 and 02
 //   9  cache bytes: the real allocations against 2 × layers × heads × head_dim × 4 B per token
 //   10 growing the cache by concatenation vs the preallocated cache
+//   11 prefill attention in tiles with an online softmax (FlashAttention): score memory and time
+//   12 the tiled kernel's tile sizes against lib's attention
+//   13 one decode query over a long cache, split into chunks and merged (FlashDecoding)
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -33,6 +37,7 @@
 #include "recompute.hpp"
 #include "tensor/memory.hpp"
 #include "tensor/ops.hpp"
+#include "tiled_attention.hpp"
 
 using namespace infer;
 using namespace infer::kv;
@@ -44,7 +49,7 @@ int main(int argc, char** argv) {
   o.n_predict = 32;
   bool skip_tables = false;
   int repeats = 5;
-  int64_t workload_tokens = 128, growth_tokens = 512;
+  int64_t workload_tokens = 128, growth_tokens = 512, tiled_tokens = 8192;
   std::string plot_path = "ch02_prefill_vs_decode.svg";  // in the working directory, never over docs/
   std::string scores_plot_path = "ch02_score_bytes.svg";
   add_common_options(app, o);
@@ -57,10 +62,12 @@ int main(int argc, char** argv) {
       ->check(whole_number(16, 4096))->capture_default_str();
   app.add_option("--growth-tokens", growth_tokens, "decode steps of the concatenation vs preallocation study")
       ->check(whole_number(8, 1 << 30))->capture_default_str();
+  app.add_option("--tiled-tokens", tiled_tokens, "longest prefill of table 11 (256, 1024, 4096, 8192 up to this)")
+      ->check(whole_number(256, 8192))->capture_default_str();
 
   return run_main(app, argc, argv, [&] {
     if (skip_tables)
-      refuse_flags(app, "--skip-tables", {"--csv", "--plot", "--scores-plot", "--repeats", "--workload-tokens", "--growth-tokens"});
+      refuse_flags(app, "--skip-tables", {"--csv", "--plot", "--scores-plot", "--repeats", "--workload-tokens", "--growth-tokens", "--tiled-tokens"});
     if (!skip_tables) {
       check_output_path(plot_path, "--plot");
       check_output_path(scores_plot_path, "--scores-plot");
@@ -128,6 +135,7 @@ int main(int argc, char** argv) {
     peak_memory_table(cx, record.prompt_ids, cached, naive);
     cache_bytes_table(cx);
     growth_table(cx, growth_tokens);
+    tiled_attention_tables(cx, tiled_tokens);
     save_record(record, o, &m.tokenizer);
   });
 }
