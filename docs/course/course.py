@@ -19,6 +19,11 @@ and a student can rerun its script: each plot's .gp file sits beside its .svg; d
 checks every table before drawing and stops the report on one that cannot be plotted truthfully);
 where a binary draws its own plot with lib's SVG plotter (--plot), the report shows that file.
 The notes printed under each table come from the run's log, the generated text from its --json record.
+The index opens with one headline number per chapter; the stage-to-stage page puts each stage's cost
+(time per token, and the work its record counts) beside its verdict. A quick run states no finding
+its own repeat could reverse: chapters.py names each verdict the pages show from timings, and where
+a quick run's medians rest on too few timings, or the value lies too near its threshold, the page
+says "quick run: see the README's full run" in its place (`supported`).
 """
 import argparse
 import csv
@@ -29,6 +34,7 @@ import os
 import re
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -36,7 +42,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from chapters import CHAPTERS, STAGE_PROMPTS, STAGE_TOKENS, STAGES  # noqa: E402
+from chapters import (CHAPTERS, QUICK_MARGIN, QUICK_REPEATS, STAGE_PROMPTS, STAGE_TOKENS, STAGES,  # noqa: E402
+                      VERDICT_CELLS)
 import plots as plotting  # noqa: E402
 import readme_blocks  # noqa: E402
 
@@ -184,6 +191,16 @@ def find_column(table, prefix):
     return next((i for i, h in enumerate(table["headers"]) if h.startswith(prefix)), None)
 
 
+def row_matches(row, keys):
+    """Whether a row's first cells start with `keys` ("16|7B|int8": the first three cells; "" matches any row)."""
+    keys = keys.split("|")
+    return len(row) >= len(keys) and all(c.strip().startswith(k) for c, k in zip(row, keys))
+
+
+def find_row(table, keys):
+    return next((i for i, r in enumerate(table["rows"]) if row_matches(r, keys)), None)
+
+
 def cell(tables, table_number, row, column):
     """The cell of table `table_number` in the row whose first cells start with `row` ("16|7B|int8"),
     column `column`."""
@@ -191,10 +208,8 @@ def cell(tables, table_number, row, column):
     if t is None:
         return None
     c = find_column(t, column)
-    keys = row.split("|")  # "16|7B|int8": the first cells start with these
-    r = next((r for r in t["rows"] if len(r) >= len(keys) and all(c.strip().startswith(k) for c, k in zip(r, keys))),
-             None)
-    return None if c is None or r is None else r[c]
+    i = find_row(t, row)
+    return None if c is None or i is None else t["rows"][i][c]
 
 
 # --- what a page shows beside the tables ---------------------------------------------------------
@@ -235,6 +250,144 @@ def generated_text(record):
     return (r.get("prompt", ""), r["text"]) if r.get("kind") == "generation" and r.get("text") else None
 
 
+# --- what a quick run may state (issue 45.4) -----------------------------------------------------
+
+QUICK_NOTE = "quick run: see the README's full run"
+
+
+def repeats_of(spec, table, row, command):
+    """How many timings a value is the median of, by a spec's `repeats` (chapters.py lists the forms);
+    None where the spec names no timing. A form that finds nothing stops the report: a page must not
+    guess how many."""
+    if spec is None:
+        return None
+    if callable(spec):
+        return int(spec(table, row))
+    if isinstance(spec, int):
+        return spec
+    if spec == "title":
+        if m := re.search(r"median of (\d+)", table["title"]):
+            return int(m.group(1))
+    elif spec.startswith("note:"):
+        for note in table.get("notes", []):
+            if m := re.search(spec[len("note:"):], note):
+                return int(m.group(1))
+    elif spec.startswith("column "):
+        c = find_column(table, spec[len("column "):])
+        cells = [number(r[c]) for r in ([row] if row is not None else table["rows"])] if c is not None else [None]
+        if cells and None not in cells:
+            return int(min(cells))
+    elif spec.startswith("arg "):
+        flag, default = spec[len("arg "):].split("=")
+        words = shlex.split(command)
+        return int(words[words.index(flag) + 1]) if flag in words else int(default)
+    fail(f"table '{table['title'][:60]}': cannot tell how many timings its values are medians of ('{spec}')")
+
+
+def supported(quick, repeats, margin=None, never=None):
+    """Whether a page may state a finding: always after a full run; after a quick run only when it rests
+    on medians of at least QUICK_REPEATS timings and lies at least QUICK_MARGIN from its threshold."""
+    if not quick:
+        return True
+    if never:
+        return False
+    return (repeats is None or repeats >= QUICK_REPEATS) and (margin is None or margin >= QUICK_MARGIN)
+
+
+def why_not(repeats, margin, never):
+    """Why a quick run cannot state a finding, in a few words."""
+    if never:
+        return never
+    if repeats is not None and repeats < QUICK_REPEATS:
+        return f"{'one timing' if repeats == 1 else f'medians of {repeats} timings'}, where a quick run needs {QUICK_REPEATS}"
+    return f"{margin:.0%} from its threshold, where a quick run needs {QUICK_MARGIN:.0%}"
+
+
+def row_label(table, i):
+    """A row as the page names it: its first cell, with the second where rows share the first."""
+    first = [r[0].strip() for r in table["rows"]]
+    row = table["rows"][i]
+    if first.count(first[i]) > 1 and len(row) > 1:
+        return f"{first[i]}, {table['headers'][1]} {row[1].strip()}"
+    return first[i]
+
+
+def how_many(ns):
+    """'median of 3 timings', 'medians of 1–3 timings' (ns: the repeat counts of the values said)."""
+    ns = sorted({n for n in ns if n is not None})
+    if not ns:
+        return ""
+    if len(ns) == 1:
+        return "one timing" if ns[0] == 1 else f"median of {ns[0]} timings"
+    return f"medians of {ns[0]}–{ns[-1]} timings"
+
+
+def column_of(table, header, what):
+    """A spec's column: the header exactly, or the one header that starts so; anything else stops the report."""
+    if table["headers"].count(header) == 1:
+        return table["headers"].index(header)
+    found = [i for i, h in enumerate(table["headers"]) if h.startswith(header)]
+    if len(found) != 1 or table["headers"].count(header) > 1:
+        fail(f"{what}: column '{header}' names {len(found)} columns of table '{table['title'][:60]}'")
+    return found[0]
+
+
+def apply_findings(chapter, tables, runs, manifest):
+    """Each Finding of the chapter on its run's tables: in a quick run, a verdict cell or note line
+    that its timings cannot support becomes QUICK_NOTE, and each table with findings says how many
+    timings they rest on (t["findings"]) and why any was withheld (t["withheld"]). A verdict cell
+    (VERDICT_CELLS) that no Finding covers stops the report: a quick run could state it unsupported."""
+    for run_name, run_tables in tables.items():
+        record = next((r for r in runs if r["run"] == run_name), None)
+        if record is None:
+            continue
+        quick = record.get("mode", manifest["mode"]) == "quick"
+        covered = set()
+        for f in (f for f in chapter.findings if f.run == run_name):
+            what = f"chapter {chapter.number}, finding on table '{f.table}'"
+            t = find_table(run_tables, f.table)
+            if t is None:
+                fail(f"{what}: run '{run_name}' printed no such table")
+            t.setdefault("findings", []), t.setdefault("withheld", [])
+            t["quick"] = quick
+            if f.note is not None:
+                for k, line in enumerate(t.get("notes", [])):
+                    if not line.startswith(f.note):
+                        continue
+                    n = repeats_of(f.repeats, t, None, record["command"])
+                    margin = f.margin(t, None) if f.margin else None
+                    t["findings"].append(n)
+                    if not supported(quick, n, margin, f.never):
+                        t["notes"][k] = f"{QUICK_NOTE} (a note withheld: {why_not(n, margin, f.never)})"
+                continue
+            c = column_of(t, f.column, what)
+            for i, row in enumerate(t["rows"]):
+                if (f.rows is not None and not row_matches(row, f.rows)) or c >= len(row) or not row[c].strip() \
+                        or any(row[0].strip().startswith(k) for k in f.skip):
+                    continue
+                covered.add((id(t), i, c))
+                n = repeats_of(f.repeats, t, row, record["command"])
+                margin = f.margin(t, i) if f.margin else None
+                t["findings"].append(n)
+                if not supported(quick, n, margin, f.never):
+                    t["withheld"].append(f"“{row[c].strip()}” in row “{row_label(t, i)}” ({why_not(n, margin, f.never)})")
+                    row[c] = QUICK_NOTE
+        for t in run_tables:
+            for i, row in enumerate(t["rows"]):
+                for c, value in enumerate(row):
+                    if VERDICT_CELLS.match(value.strip()) and (id(t), i, c) not in covered:
+                        fail(f"chapter {chapter.number}: table '{t['title'][:60]}' states '{value.strip()}' (row "
+                             f"'{row[0].strip()}', column '{t['headers'][c]}') and no Finding in chapters.py says what "
+                             f"it rests on: a quick run could state it unsupported")
+
+
+def timed_value(spec_repeats, table, rows, command, quick, never=None):
+    """(repeats, stated) for a value the page computes from table rows (a headline, a course figure)."""
+    ns = [repeats_of(spec_repeats, table, table["rows"][i], command) for i in rows] if spec_repeats is not None else []
+    n = min(ns) if ns else None
+    return n, supported(quick, n, None, never)
+
+
 def svg_size(path):
     m = re.search(r'<svg[^>]*?\swidth="([\d.]+)"[^>]*?\sheight="([\d.]+)"', path.read_text()[:2000], re.S)
     return (round(float(m.group(1))), round(float(m.group(2)))) if m else (None, None)
@@ -242,25 +395,69 @@ def svg_size(path):
 
 # --- the report ----------------------------------------------------------------------------------
 
+def stage_cost(record):
+    """What one stage's run cost, from its --json record: the time of each step (the first is the
+    prompt's pass, the time to first token; the others one token each, their median said with how
+    many) and the work its record counts (chapter 01: multiply-accumulates; 03: the cache's bytes;
+    07: target passes and guesses kept). None when the record is missing."""
+    if not record.exists():
+        return None
+    try:
+        r = json.loads(record.read_text())
+        seconds = [float(step["seconds"]) for step in r["steps"]]
+    except (ValueError, KeyError, TypeError) as e:
+        fail(f"{record}: no step times ({type(e).__name__}: {e})")
+    if len(seconds) < 2:
+        fail(f"{record}: {len(seconds)} step(s): no decode steps to take a median of")
+    figures = r.get("figures") or {}
+    demo = figures.get("demo", {}) if isinstance(figures.get("demo"), dict) else {}
+    if "total_macs" in figures:
+        work = f"{figures['total_macs'] / 1e9:.1f} GMAC: every step runs the whole sequence again"
+    elif "grouped_cache_bytes" in demo:
+        work = (f"K/V cache {demo['grouped_cache_bytes'] / 1e6:.2f} MB, against "
+                f"{demo['chapter_02_cache_bytes'] / 1e6:.2f} MB in chapter 02's layout")
+    elif "rounds" in demo:
+        work = (f"{demo['rounds']} target passes after the prompt for {demo['tokens']} tokens; "
+                f"{demo['accepted']} of {demo['drafted']} guesses kept")
+    else:
+        work = f"{len(seconds)} forward passes: the prompt, then one token each"
+    return {"ttft_ms": seconds[0] * 1e3, "step_ms": statistics.median(seconds[1:]) * 1e3, "steps": len(seconds) - 1,
+            "total_ms": sum(seconds) * 1e3, "work": work}
+
+
+def cost_change(before, after):
+    """A stage's time per token against the stage before, as a verdict only beyond QUICK_MARGIN (both
+    are medians of their decode steps, the pages say how many)."""
+    if before is None or after is None:
+        return ""
+    ratio = after["step_ms"] / before["step_ms"]
+    if abs(ratio - 1) < QUICK_MARGIN:
+        return f"{ratio:.2f}×: the same, within {QUICK_MARGIN:.0%}"
+    return f"{ratio:.2f}×: {'cheaper' if ratio < 1 else 'dearer'}"
+
+
 def stage_results(build, out):
-    """Per prompt, per compared pair of stages: stage_diff's verdict (its exit status: 0 the same
-    prompt and tokens, 1 they differ) and what it prints (the largest logit difference)."""
+    """Per prompt, per stage: its cost (stage_cost) and, for each stage compared with an earlier one,
+    stage_diff's verdict (its exit status: 0 the same prompt and tokens, 1 they differ), what it prints
+    (the largest logit difference) and the time per token against that stage."""
     stage_dir = out / "stages"
     diff = build / "tools" / "stage_diff" / "stage_diff"
     labels = {name: label for name, label, *_ in STAGES}
     pages = []
     for p, prompt in enumerate(STAGE_PROMPTS):
         rows = []
+        costs = {name: stage_cost(stage_dir / f"{name}-p{p}.json") for name, *_ in STAGES}
         for name, label, binary, args, against in STAGES:
-            if against is None:
-                continue
-            a, b = stage_dir / f"{against}-p{p}.json", stage_dir / f"{name}-p{p}.json"
-            if a.exists() and b.exists():
-                r = subprocess.run([str(diff), str(a), str(b)], capture_output=True, text=True)
-                status, text = r.returncode, r.stdout + r.stderr
-            else:
-                status, text = -1, "not run"
-            rows.append({"a": labels[against], "b": label, "identical": status == 0, "detail": text.strip()})
+            row = {"b": label, "cost": costs[name], "a": labels.get(against, ""), "compared": against is not None}
+            if against is not None:
+                a, b = stage_dir / f"{against}-p{p}.json", stage_dir / f"{name}-p{p}.json"
+                if a.exists() and b.exists():
+                    r = subprocess.run([str(diff), str(a), str(b)], capture_output=True, text=True)
+                    status, text = r.returncode, r.stdout + r.stderr
+                else:
+                    status, text = -1, "not run"
+                row.update(identical=status == 0, detail=text.strip(), change=cost_change(costs[against], costs[name]))
+            rows.append(row)
         record = stage_dir / f"01-p{p}.json"
         generated = json.loads(record.read_text()).get("text", "") if record.exists() else ""
         pages.append({"prompt": prompt, "text": generated, "rows": rows})
@@ -297,25 +494,65 @@ def workload_verdicts(out):
     return verdicts
 
 
-def report(build, out, manifest):
+def looked_up(spec, tables, ok, command, quick):
+    """A headline's or course figure's value from its run's table: the cell, or with `over` the ratio
+    of two cells, with how many timings it rests on; withheld (QUICK_NOTE) where a quick run cannot
+    support it. {"text", "withheld", "timings", "value"}."""
+    missing = {"text": "not in this run", "withheld": False, "timings": "", "value": None}
+    t = find_table(tables.get(spec.run, []), spec.table)
+    if spec.run not in ok or t is None:
+        return missing
+    c, i = find_column(t, spec.column), find_row(t, spec.row)
+    j = find_row(t, spec.over) if spec.over is not None else i
+    if c is None or i is None or j is None:
+        return missing
+    a, b = number(t["rows"][i][c].rstrip("×")), number(t["rows"][j][c].rstrip("×"))
+    if spec.over is not None:
+        if a is None or not b:
+            return missing
+        text, value = f"{a / b:.2f}×", a / b
+    else:
+        unit = plotting.unit_of(t["headers"][c])[1]
+        text, value = t["rows"][i][c].strip() + ({"%": " %", "×": "×"}.get(unit, f" {unit}") if unit else ""), a
+    n, stated = timed_value(getattr(spec, "repeats", None), t, sorted({i, j}), command[spec.run], quick[spec.run],
+                            getattr(spec, "never", None))
+    if not stated:
+        return {"text": QUICK_NOTE, "withheld": True, "value": None,
+                "timings": why_not(n, None, getattr(spec, "never", None))}
+    return {"text": text, "withheld": False, "timings": how_many([n]), "value": value}
+
+
+def environment():
+    """The pages' templates (docs/course/templates), with the filters they use."""
     import jinja2  # Debian: python3-jinja2
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).resolve().parent / "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["isnum"] = lambda c: number(c) is not None
     env.filters["num"] = readable
+    env.filters["how_many"] = how_many
+    return env
+
+
+def report(build, out, manifest):
+    env = environment()
     shutil.copy(Path(__file__).resolve().parent / "templates" / "style.css", out / "style.css")
     plots_dir = out / "plots"
     if plots_dir.exists():  # no plot of an earlier report survives into this one
         shutil.rmtree(plots_dir)
     plots_dir.mkdir()
-    pages, manifest_plots = [], []
+    pages, manifest_plots, manifest_own = [], [], []
     for chapter in CHAPTERS:
         runs = [r for r in manifest["runs"] if r["chapter"] == chapter.number]
         ok = {r["run"] for r in runs if r["status"] == 0}
+        command = {r["run"]: r["command"] for r in runs}
+        quick = {r["run"]: r.get("mode", manifest["mode"]) == "quick" for r in runs}
         records = out / "records"
+        readme = Path(os.path.relpath(ROOT / "chapters" / chapter.directory / "README.md", out)).as_posix()
         tables = {run.name: read_tables(records / f"{chapter.number}-{run.name}.csv") for run in chapter.runs}
         for run in chapter.runs:
             table_notes(records / f"{chapter.number}-{run.name}.log", tables[run.name])
+        # Figures computed before any cell is withheld: the plots draw every measured value (their
+        # captions say how many timings each is a median of); the findings then act on the tables shown.
         plots, missing = [], []
         for i, plot in enumerate(chapter.plots):
             if plot.run not in ok:  # not run, or failed: the page says so; nothing to draw from
@@ -327,8 +564,11 @@ def report(build, out, manifest):
             except plotting.PlotError as e:
                 fail(f"chapter {chapter.number}: {e}")
             manifest_plots.append(dict(entry, chapter=chapter.number))
+            table = find_table(tables[plot.run], plot.table)
+            timings = how_many(repeats_of(plot.repeats, table, table["rows"][k], command[plot.run]) for k in entry["rows"]) \
+                if plot.repeats is not None else ""
             plots.append({"file": entry["svg"], "title": plot.title, "script": entry["script"], "size": svg_size(svg),
-                          "left_out": entry["left_out"]})
+                          "left_out": entry["left_out"], "timings": timings})
         own_plots = []
         for p in chapter.own_plots:
             if p.run not in ok:
@@ -336,35 +576,55 @@ def report(build, out, manifest):
             path = out / p.file
             if not path.exists():
                 fail(f"chapter {chapter.number}: run '{p.run}' succeeded but wrote no plot {p.file}")
+            record = records / f"{chapter.number}-{p.run}.json"
+            try:
+                figures = json.loads(record.read_text())["figures"]
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                fail(f"chapter {chapter.number}: {p.file}: cannot read the figures of {record.name} ({type(e).__name__}: {e})")
             shown = True
             if p.points is not None:
-                record = records / f"{chapter.number}-{p.run}.json"
                 try:
-                    shown = p.points(json.loads(record.read_text())["figures"]) >= 2
-                except (OSError, ValueError, KeyError, TypeError) as e:
+                    shown = p.points(figures) >= 2
+                except (KeyError, TypeError, ValueError) as e:
                     fail(f"chapter {chapter.number}: {p.file}: cannot count its points in {record.name} ({type(e).__name__}: {e})")
+            try:
+                series = plotting.own_series(p, tables[p.run], figures, f"{p.file}")
+            except plotting.PlotError as e:
+                fail(f"chapter {chapter.number}: {e}")
+            if shown:
+                manifest_own.append({"svg": p.file, "chapter": chapter.number, "csv": f"records/{chapter.number}-{p.run}.csv",
+                                     "json": f"records/{record.name}", "series": series})
+            counts = []  # how many timings each measured point is a median of
+            for e in (e for e in series if e.get("timed") and p.repeats is not None):
+                t = next(t for t in tables[p.run] if t["title"] == e["table"])
+                counts += [repeats_of(p.repeats, t, t["rows"][k], command[p.run]) for k in e["rows"]]
+            timings = how_many(counts)
             own_plots.append({"file": p.file, "caption": p.caption, "size": svg_size(path), "shown": shown,
-                              "instead": p.too_few})
+                              "instead": p.too_few, "timings": timings})
         texts = []
         for run in chapter.runs:
             if run.name in ok and (generated := generated_text(records / f"{chapter.number}-{run.name}.json")):
                 texts.append({"run": run.name, "prompt": generated[0], "text": generated[1]})
         course = []
         for f in chapter.course:
-            ours = cell(tables.get(f.run, []), f.table, f.row, f.column)
-            if f.over is not None and ours is not None:
-                a, b = number(ours), number(cell(tables.get(f.run, []), f.table, f.over, f.column))
-                ours = f"{a / b:.2f}×" if a is not None and b else None
-            course.append({"what": f.what, "course": f.course, "ours": ours if ours is not None else "not in this run",
+            value = looked_up(f, tables, ok, command, quick)
+            course.append({"what": f.what, "course": f.course, "ours": value["text"], "withheld": value["withheld"],
+                           "timings": value["timings"],
                            "where": f"table {f.table}" if f.table[0].isdigit() else f"the table “{f.table}…”", "why": f.why})
+        headline = None
+        if chapter.headline is not None:
+            headline = dict(looked_up(chapter.headline, tables, ok, command, quick), what=chapter.headline.what)
+        apply_findings(chapter, tables, runs, manifest)
         shown_tables = {run.name: tables[run.name] for run in chapter.runs if run.tables}
         pages.append({"chapter": chapter, "runs": runs, "tables": shown_tables, "plots": plots, "own_plots": own_plots,
-                      "missing_plots": missing, "texts": texts, "course": course,
+                      "missing_plots": missing, "texts": texts, "course": course, "headline": headline, "readme": readme,
                       "failed": any(r["status"] != 0 for r in runs), "seconds": sum(r["seconds"] for r in runs)})
     (plots_dir / "plots.json").write_text(json.dumps(manifest_plots, indent=1, ensure_ascii=False))
+    (plots_dir / "own_plots.json").write_text(json.dumps(manifest_own, indent=1, ensure_ascii=False))
     stages = stage_results(build, out)
     common = {"machine": manifest["machine"], "pages": pages, "mode": manifest["mode"],
               "total_seconds": manifest["total_seconds"]}
+    common.update(quick_note=QUICK_NOTE, quick_repeats=QUICK_REPEATS, quick_margin=QUICK_MARGIN, stage_tokens=STAGE_TOKENS)
     for page in pages:
         (out / f"ch{page['chapter'].number}.html").write_text(env.get_template("chapter.html.j2").render(page=page, **common))
     (out / "stages.html").write_text(env.get_template("stages.html.j2").render(

@@ -9,10 +9,14 @@ each plot's data file against the record, row by row.
 
 One style for every figure: a fixed 760 × 460 canvas (shown at that size, never scaled down),
 13 px text, the key below the plot area (never over the data), measured series solid and
-predictions dashed (hatched bars), reference lines grey and dotted, units taken from the CSV
-headers (never typed by hand), log axes only where a spec asks for them. Point labels are placed
-by a greedy search that keeps them apart and off the points (with a leader line when moved
-away); the browser test checks the drawn text's bounding boxes.
+predictions dashed (hatched bars), reference lines grey and dotted, the course's figure brown and
+dash-dotted, units taken from the CSV headers (never typed by hand), log axes only where a spec
+asks for them. Point labels are placed by a greedy search that keeps them apart and off the points
+(with a leader line when moved away); the browser test checks the drawn text's bounding boxes.
+
+The plots a binary draws itself (lib/measure/svg_plot) are not drawn here, but own_series() names,
+for each of their curves, the record's rows that hold its points (plots/own_plots.json), so that
+check_report.py can compare them with the points the SVG carries.
 """
 import math
 import re
@@ -26,6 +30,7 @@ TITLE_FONT = 15
 CHAR = 0.64                  # a character's width, as a share of the font size (generous, for placement)
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 REFERENCE = "#555555"
+COURSE = "#a0522d"           # the course text's figure as a reference line
 OFF_SCALE = "#b91c1c"
 UNIT = re.compile(r"^(?P<name>.*?)\s*\((?P<unit>[^()]*)\)\s*$")
 
@@ -39,6 +44,8 @@ class PlotError(Exception):
 def column(table, prefix, what):
     """The index of the column headed `prefix` (exactly), or else of the one column whose header starts so."""
     headers = table["headers"]
+    if headers.count(prefix) > 1:
+        raise PlotError(f"{what}: {headers.count(prefix)} columns of table '{table['title']}' are headed '{prefix}'")
     if prefix in headers:
         return headers.index(prefix)
     found = [i for i, h in enumerate(headers) if h.startswith(prefix)]
@@ -92,6 +99,13 @@ def select_rows(plot, table):
     return kept, left_out
 
 
+def parsed(cell, header, parse):
+    """A cell's number: the cell itself, or group 1 of the spec's regex for its column ("507 (86.9)" → "86.9")."""
+    if header in parse and (m := re.search(parse[header], cell)):
+        return m.group(1)
+    return cell
+
+
 def values(plot, table, rows, columns, what):
     """The numbers of `columns` in `rows`; a cell that is not a number stops the plot."""
     out = []
@@ -100,7 +114,7 @@ def values(plot, table, rows, columns, what):
         got = []
         for c in columns:
             cell = row[c] if c < len(row) else ""
-            v = number(cell)
+            v = number(parsed(cell, table["headers"][c], plot.parse))
             if v is None:
                 raise PlotError(f"{what}: row '{row[0].strip()}' of table '{table['title']}' has '{cell}' in column "
                                 f"'{table['headers'][c]}', not a number")
@@ -226,7 +240,8 @@ def preamble(svg_name, title):
     ]
 
 
-# A key entry: (title, kind, colour), kind one of "line", "predicted line", "bar", "predicted bar", "reference".
+# A key entry: (title, kind, colour), kind one of "line", "predicted line", "bar", "predicted bar", "reference",
+# "course" (the course text's figure).
 SAMPLE, GAP = 30, 26          # px: a key sample's width; the space between entries
 
 
@@ -263,9 +278,10 @@ def key_lines(entries):
                 out.append(f"set object rect from screen {x0:.5f},{sy - 6 / HEIGHT:.5f} to screen {x1:.5f},{sy + 6 / HEIGHT:.5f} "
                            f"fc rgb '{colour}' {fill} border lc rgb '{colour}' front")
             else:
-                dash = "dt 3 lw 1.6" if kind == "reference" else "dt 2 lw 2" if kind.startswith("predicted") else "dt 1 lw 2"
+                dash = {"reference": "dt 3 lw 1.6", "course": "dt 4 lw 1.8"}.get(kind) or \
+                    ("dt 2 lw 2" if kind.startswith("predicted") else "dt 1 lw 2")
                 out.append(f"set arrow from screen {x0:.5f},{sy:.5f} to screen {x1:.5f},{sy:.5f} nohead {dash} lc rgb '{colour}' front")
-                if kind != "reference":
+                if kind not in ("reference", "course"):
                     pt = 6 if kind.startswith("predicted") else 7
                     out.append(f"set label '' at screen {(x0 + x1) / 2:.5f},{sy:.5f} point pt {pt} ps 0.9 lc rgb '{colour}' front")
             out.append(f"set label {gq(title)} at screen {(x + SAMPLE + 6) / WIDTH:.5f},{sy:.5f} left front")
@@ -294,6 +310,9 @@ def draw(plot, tables, path, record_name):
         raise PlotError(f"{what}: run '{plot.run}' printed no table '{plot.table}' "
                         f"(it has: {'; '.join(t['title'][:40] for t in tables) or 'no tables'})")
     t = from_table
+    unknown = [h for h in plot.parse if h not in t["headers"]]
+    if unknown:
+        raise PlotError(f"{what}: parse names no column of table '{t['title']}': {', '.join(unknown)}")
     ys = [column(t, y, what) for y in plot.ys]
     x = column(t, plot.x, what)
     label = column(t, plot.labels, what) if plot.labels else None
@@ -324,7 +343,9 @@ def draw(plot, tables, path, record_name):
     value_title = axis_title(plot.ylabel, headers, what)
     if scale == 1000.0:
         value_title = value_title[:-len("(s)")] + "(ms)"
-    names = [unit_of(h)[0] for h in headers]
+    names = list(plot.names) if plot.names else [unit_of(h)[0] for h in headers]
+    if len(names) != len(headers):
+        raise PlotError(f"{what}: {len(names)} names for {len(headers)} value columns")
 
     data_path = path.with_suffix(".tsv")
     lines = []
@@ -352,7 +373,7 @@ def draw(plot, tables, path, record_name):
             "record": f"records/{record_name}", "table": t["title"], "kind": "bars" if plot.bars else "xy",
             "x": None if plot.bars else t["headers"][x], "ys": headers, "label": t["headers"][label] if label is not None else None,
             "rows": rows, "left_out": [{"row": i, "first_cell": f, "why": why} for i, f, why in left_out],
-            "scale": scale, "title": plot.title}
+            "scale": scale, "title": plot.title, "parse": dict(plot.parse)}
 
 
 def resolve_ref(ref, table, first_y, what):
@@ -364,11 +385,16 @@ def resolve_ref(ref, table, first_y, what):
     if value is None:
         raise PlotError(f"{what}: reference '{ref.label}' needs a number in row '{ref.row}', column "
                         f"'{table['headers'][first_y]}' of table '{table['title']}'")
-    return type(ref)(ref.label.format(value=value), value=value)
+    return type(ref)(ref.label.format(value=value), value=value, course=ref.course)
 
 
-def ref_style():
-    return f"dt 3 lw 1.6 lc rgb '{REFERENCE}'"
+def ref_style(ref):
+    """A reference line: grey and dotted, or the course's figure: brown and dash-dotted."""
+    return f"dt 4 lw 1.8 lc rgb '{COURSE}'" if ref.course else f"dt 3 lw 1.6 lc rgb '{REFERENCE}'"
+
+
+def ref_entry(ref):
+    return (ref.label, "course", COURSE) if ref.course else (ref.label, "reference", REFERENCE)
 
 
 def bars(plot, data, categories, names, predicted, refs, value_title, scale, data_name):
@@ -382,7 +408,7 @@ def bars(plot, data, categories, names, predicted, refs, value_title, scale, dat
     colour = colours(predicted)
     entries = [] if k == 1 and not refs else \
         [(nm, "predicted bar" if p else "bar", c) for nm, p, c in zip(names, predicted, colour)] + \
-        [(r.label, "reference", REFERENCE) for r in refs]
+        [ref_entry(r) for r in refs]
     flat = [v * scale for row in data for v in row] + [r.value * scale for r in refs]
     lo, hi = min(flat), max(flat)
     if k == 1:  # room for the values at the bars' ends
@@ -409,7 +435,7 @@ def bars(plot, data, categories, names, predicted, refs, value_title, scale, dat
         parts.append(f"'' using ($2*{scale:g}):({n - 1}-$0):(sprintf(' %g', $2*{scale:g})) with labels left "
                      f"font ',{LABEL_FONT}' notitle")
     for r in refs:
-        out.append(f"set arrow from {r.value * scale:.10g}, graph 0 to {r.value * scale:.10g}, graph 1 nohead {ref_style()} front")
+        out.append(f"set arrow from {r.value * scale:.10g}, graph 0 to {r.value * scale:.10g}, graph 1 nohead {ref_style(r)} front")
     out.append("plot " + ", \\\n     ".join(parts))
     return out
 
@@ -426,13 +452,18 @@ def xy(plot, data, labels, names, predicted, refs, xtitle, ytitle, scale, data_n
             raise PlotError(f"plot '{plot.title}': {len(off_scale)} of {len(data)} points off scale: clip is wrong for this table")
     shown = [r[1] * scale for i, r in enumerate(data) if i not in off_scale] if labels else ys
     ref_values = [r.value * scale for r in refs if r.power is None]
+    if not labels:  # a power law's line stays in view to the last x: its end is part of the y range
+        ref_values += [data[0][1 + r.of] * scale * (max(xs) / data[0][0]) ** r.power for r in refs if r.power is not None]
     xr = axis_range(min(xs), max(xs), plot.logx)
     yr = axis_range(min(shown + ref_values), max(shown + ref_values), plot.logy, zero=not plot.logy)
     colour = colours(predicted)
     entries = [] if labels or (len(names) == 1 and not refs) else \
         [(nm, "predicted line" if p else "line", c) for nm, p, c in zip(names, predicted, colour)] + \
-        [(r.label, "reference", REFERENCE) for r in refs]
-    frame = Frame(84, 30, 44, bottom_margin(entries), xr, yr, plot.logx, plot.logy)
+        [ref_entry(r) for r in refs]
+    # Room on the left for the widest y tick label and the axis title beside it.
+    tics = [tic_text(v) for v in log_tics(*yr)] if plot.logy else [f"{v:.3g}" for v in yr]
+    left = max(84, 56 + max(len(t) for t in tics) * CHAR * FONT)
+    frame = Frame(left, 30, 44, bottom_margin(entries), xr, yr, plot.logx, plot.logy)
     out = frame.margins() + key_lines(entries)
     out += [f"set xrange [{xr[0]:.10g}:{xr[1]:.10g}]", f"set yrange [{yr[0]:.10g}:{yr[1]:.10g}]",
             f"set xlabel {gq(xtitle)}", f"set ylabel {gq(ytitle)}"]
@@ -445,12 +476,12 @@ def xy(plot, data, labels, names, predicted, refs, xtitle, ytitle, scale, data_n
         top = yr[1]
         taken = []
         for r in refs:  # a horizontal reference, its label at the right end above the line
-            out.append(f"set arrow from graph 0, first {r.value * scale:.10g} to graph 1, first {r.value * scale:.10g} nohead {ref_style()} back")
+            out.append(f"set arrow from graph 0, first {r.value * scale:.10g} to graph 1, first {r.value * scale:.10g} nohead {ref_style(r)} back")
             w, h = text_box(r.label, LABEL_FONT)
             ly = frame.py(r.value * scale) - h / 2 - 3
             taken.append((frame.right - 6 - w, ly - h / 2, frame.right - 6, ly + h / 2))
             out.append(f"set label {gq(r.label)} at screen {(frame.right - 6 - w) / WIDTH:.5f},{1 - ly / HEIGHT:.5f} left "
-                       f"font ',{LABEL_FONT}' textcolor rgb '{REFERENCE}' front")
+                       f"font ',{LABEL_FONT}' textcolor rgb '{COURSE if r.course else REFERENCE}' front")
         points = []
         for i, r in enumerate(data):
             y = top if i in off_scale else r[1] * scale
@@ -477,8 +508,59 @@ def xy(plot, data, labels, names, predicted, refs, xtitle, ytitle, scale, data_n
         for r in refs:
             if r.power is not None:  # ∝ x^power through the first point of value column `of`
                 x0, y0 = data[0][0], data[0][1 + r.of] * scale
-                parts.append(f"{y0:.10g}*(x/{x0:.10g})**{r.power:g} with lines {ref_style()} notitle")
+                parts.append(f"{y0:.10g}*(x/{x0:.10g})**{r.power:g} with lines {ref_style(r)} notitle")
             else:
-                parts.append(f"{r.value * scale:.10g} with lines {ref_style()} notitle")
+                parts.append(f"{r.value * scale:.10g} with lines {ref_style(r)} notitle")
     out.append("plot " + ", \\\n     ".join(parts))
+    return out
+
+
+# --- the binaries' own plots -----------------------------------------------------------------------
+
+def own_series(plot, tables, figures, what):
+    """What each curve of a binary-drawn plot (chapters.OwnPlot) must be, from the run's record, as
+    plots/own_plots.json lists it for check_report.py: the curve's name, the table's title, the x
+    and y headers and the rows holding its points in order (or a law, a reference value, a JSON
+    figures list). A table, column or row the spec names that the record lacks, or a plotted cell
+    that is not a number, stops the report (PlotError)."""
+    out = []
+    for spec in plot.series:
+        if spec.figures is not None:  # chapter 08: one curve per entry of a figures list
+            entries = figures.get(spec.figures) if isinstance(figures, dict) else None
+            if not isinstance(entries, list) or not entries:
+                raise PlotError(f"{what}: the record's figures have no list '{spec.figures}'")
+            for i, e in enumerate(entries):
+                try:
+                    name = spec.name.format(**e)
+                except KeyError as k:
+                    raise PlotError(f"{what}: entry {i} of figures '{spec.figures}' has no field {k}") from None
+                out.append({"name": name, "match": "prefix", "figures": spec.figures, "index": i})
+            continue
+        t = next((t for t in tables if t["number"] == spec.table or (not t["number"] and t["title"].startswith(spec.table))), None)
+        if t is None:
+            raise PlotError(f"{what}: the run printed no table '{spec.table}'")
+        x, y = column(t, spec.x, what), column(t, spec.y, what)
+        first = [r[0].strip() if r else "" for r in t["rows"]]
+        rows = [i for i, f in enumerate(first) if spec.rows is None or f.startswith(spec.rows)]
+        groups = list(dict.fromkeys(first[i] for i in rows)) if spec.group else [None]
+        for g in groups:
+            mine = [i for i in rows if g is None or first[i] == g]
+            if not mine:
+                raise PlotError(f"{what}: no row of table '{t['title']}' for the curve '{spec.name}'")
+            for i in mine:
+                for c in (x, y):
+                    cell = t["rows"][i][c] if c < len(t["rows"][i]) else ""
+                    if number(cell) is None:
+                        raise PlotError(f"{what}: row '{first[i]}' of table '{t['title']}' has '{cell}' in column "
+                                        f"'{t['headers'][c]}', not a number")
+            entry = {"name": spec.name.replace("{}", g) if g is not None else spec.name, "match": "exact",
+                     "table": t["title"], "x": t["headers"][x], "y": t["headers"][y], "rows": mine, "timed": spec.timed}
+            if spec.law is not None:
+                entry["law"] = list(spec.law)
+            if spec.value is not None:
+                entry["value"] = spec.value
+            out.append(entry)
+    names = [e["name"] for e in out]
+    if len(set(names)) != len(names):
+        raise PlotError(f"{what}: two curves are named alike ({', '.join(sorted({n for n in names if names.count(n) > 1}))})")
     return out

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "measure/atomic_file.hpp"
 
@@ -94,8 +95,21 @@ std::string LinePlot::svg() const {
 
   std::string out = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+      "font-family=\"sans-serif\" font-size=\"12\">\n",
       kWidth, height);
+  // The plotted numbers themselves, for a reader that checks the figure against the run's record
+  // (the course report's tests/report/check_report.py): each series' points at full precision,
+  // and the axes' ranges and the plot area, so that every drawn point and tick can be recomputed.
+  // <metadata> is never rendered: the figure looks the same with it.
+  nlohmann::json data{{"title", title_}, {"x_label", x_label_}, {"y_label", y_label_}, {"log_x", log_x_}, {"log_y", log_y_},
+                      {"x_range", {x_lo, x_hi}}, {"y_range", {y_lo, y_hi}},
+                      {"area", {{"left", kLeft}, {"top", kTop}, {"width", pw}, {"height", ph}}}, {"series", nlohmann::json::array()}};
+  for (const Series& s : series_)
+    data["series"].push_back({{"name", s.name},
+                              {"style", s.style.reference ? "reference" : s.style.dashed ? "predicted" : "measured"},
+                              {"x", s.xs}, {"y", s.ys}});
+  out += "<metadata id=\"plot-data\">" + escape(data.dump()) + "</metadata>\n";
+  out += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   // The title: one line, or two when it would not fit the width (split before its last "(", or
   // at the last space that fits), both inside the top margin.
   auto chars = [](const std::string& s) {
@@ -118,12 +132,12 @@ std::string LinePlot::svg() const {
                        title_lines.size() == 1 ? 22 : 16 + 17 * static_cast<int>(i), escape(title_lines[i]));
   for (double t : y_ticks)  // horizontal grid lines with labels
     out += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#ddd\"/>"
-                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5:g}</text>\n",
+                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\" data-tick=\"y\">{5:g}</text>\n",
                        kLeft, kLeft + pw, py(t), kLeft - 8, py(t) + 4, t);
   for (double t : ticks(x_lo, x_hi, log_x_))  // vertical grid lines with labels, within the axis
     if (t >= x_lo * (1 - 1e-9) && t <= x_hi * (1 + 1e-9))
       out += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#ddd\"/>"
-                         "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4:g}</text>\n",
+                         "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\" data-tick=\"x\">{4:g}</text>\n",
                          px(t), kTop, kTop + ph, kTop + ph + 18, t);
   out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n", kLeft, kTop, pw, ph);
   out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", kLeft + pw / 2, kHeight - 18,
@@ -137,11 +151,13 @@ std::string LinePlot::svg() const {
     const std::string dash = s.style.reference ? " stroke-dasharray=\"2 4\"" : s.style.dashed ? " stroke-dasharray=\"7 4\"" : "";
     std::string points;
     for (std::size_t j = 0; j < s.xs.size(); ++j) points += fmt::format("{:.1f},{:.1f} ", px(s.xs[j]), py(s.ys[j]));
-    out += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", points, color, dash);
+    out += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{} data-series=\"{}\"/>\n",
+                       points, color, dash, i);
     const std::string marker = s.style.dashed ? fmt::format("fill=\"white\" stroke=\"{}\" stroke-width=\"1.5\"", color)
                                               : fmt::format("fill=\"{}\"", color);
     for (std::size_t j = 0; j < s.xs.size() && !s.style.reference; ++j)
-      out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" {}/>\n", px(s.xs[j]), py(s.ys[j]), marker);
+      out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" {} data-series=\"{}\"/>\n", px(s.xs[j]), py(s.ys[j]),
+                         marker, i);
     const double lx = kLeft + static_cast<double>(i % columns) * entry, ly = kHeight + kLegendRow * static_cast<double>(i / columns);
     out += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"2\"{4}/>"
                        "<text x=\"{5}\" y=\"{6}\">{7}</text>\n",

@@ -3,6 +3,11 @@
 // does this grow" plots without a plotting dependency; any browser shows the file.
 // A series may share another's colour with a dashed line (measured vs predicted), or be a
 // reference (grey, dotted, no markers: a baseline such as "plain decoding, 1×").
+// The file also carries the plotted numbers, unrendered: a <metadata id="plot-data"> element holds
+// JSON with each series' name, style and points at full precision, the axes' ranges and the plot
+// area; each polyline and marker names its series (data-series="i") and each tick label its axis
+// (data-tick="x" or "y"). The course report's check (tests/report/check_report.py) compares the
+// points with the run's record and every drawn point and tick with the points.
 #pragma once
 
 #include <string>

@@ -4,9 +4,11 @@ that does not match its record (tests/report/check_report.py's check_plot_data).
 
 A made-up run record with one table is plotted as the report plots it; then deliberately broken
 specs and tables must stop the plot with one clear line: a column that does not exist, a prefix
-that names two columns, a non-numeric cell in a plotted column, a single point, a missing table,
-two bars with one label, a log axis meeting 0. Then the data check must pass on the good plot and
-fail on its data file edited (a value changed, a row dropped) and on a row left out with no reason.
+that names two columns, a header two columns share, a non-numeric cell in a plotted column, a
+single point, a missing table, two bars with one label, a log axis meeting 0. Then the data check
+must pass on the good plots (one with a number taken out of a text cell, one with the course's
+figure as a reference line, drawn in its own style) and fail on a data file edited (a value
+changed, a row dropped, a number taken out of a text cell) and on a row left out with no reason.
 
     tests/report/test_plots.py      exit 0 when every case holds, 1 otherwise; 77 (skipped) without gnuplot
 """
@@ -33,6 +35,12 @@ T (tokens),time (s),predicted (s),scheme,note,predicted work (GMAC)
 # 2. One row only
 T (tokens),time (s)
 16,0.0642
+
+# 3. Outliers (a made-up run)
+layer,max |x|,without position 0,ratio (×),ratio (×)
+0,32.1,308 (32.1),9,9
+1,182.8,507 (86.9),45,23
+2,653.0,507 (520.8),145,123
 
 """
 
@@ -90,6 +98,11 @@ def main():
     expect_error("a log axis meeting 0", good_spec(logy=True), [zero], "log axis")
     expect_error("two units on one axis", good_spec(ys=["time (", "predicted work"]), [t1], "different units")
     expect_error("a title wider than the figure", good_spec(title="x" * 120), [t1], "too long")
+    t3 = table("3")
+    outliers = dict(table="3", x="layer", ys=["max |x|", "without position 0"], logx=False, logy=True, refs=[],
+                    names=["every position", "position 0 left out"])
+    expect_error("a header two columns share", good_spec(**dict(outliers, ys=["ratio (×)"])), [t3], "2 columns", "ratio (×)")
+    expect_error("a text cell without a number to take", good_spec(**outliers), [t3], "'308 (32.1)'", "not a number")
 
     with tempfile.TemporaryDirectory() as d:
         report = Path(d)
@@ -97,14 +110,19 @@ def main():
         (report / "records").mkdir()
         (report / "records" / "00-sweep.csv").write_text(CSV)
         entries = []
-        for i, spec in enumerate([good_spec(ys=["time (", "predicted ("], predicted=("predicted",), skip=("128",)),
-                                  good_spec(labels="scheme", refs=[]),
-                                  good_spec(bars=True, x="scheme", logx=False, refs=[Ref("one tenth", value=0.1)])]):
-            entries.append(plots.draw(spec, [t1], report / "plots" / f"p{i}.svg", "00-sweep.csv"))
+        for i, (spec, t) in enumerate([(good_spec(ys=["time (", "predicted ("], predicted=("predicted",), skip=("128",)), t1),
+                                       (good_spec(labels="scheme", refs=[]), t1),
+                                       (good_spec(bars=True, x="scheme", logx=False, refs=[Ref("one tenth", value=0.1)]), t1),
+                                       (good_spec(**outliers, parse={"without position 0": r"\((\S+)\)"}), t3),
+                                       (good_spec(refs=[Ref("the course: 0.1 s", value=0.1, course=True)]), t1)]):
+            entries.append(plots.draw(spec, [t], report / "plots" / f"p{i}.svg", "00-sweep.csv"))
             if not (report / "plots" / f"p{i}.svg").read_text().lstrip().startswith("<?xml"):
                 failures.append(f"plot {i}: no SVG written")
         if entries[0]["scale"] != 1000 or "(ms)" not in (report / "plots" / "p0.gp").read_text():
             failures.append("seconds under 2 should be shown in ms, with the axis saying so")
+        course = (report / "plots" / "p4.gp").read_text()
+        if plots.COURSE not in course or "dt 4" not in course or "the course: 0.1 s" not in course:
+            failures.append("the course's figure is not drawn in its own style (colour, dash-dot) with its key entry")
         if entries[0]["left_out"] != [{"row": 3, "first_cell": "128", "why": "the plot leaves out rows starting '128'"}]:
             failures.append(f"the row left out by the spec is not listed with its reason: {entries[0]['left_out']}")
         (report / "plots" / "plots.json").write_text(json.dumps(entries))
@@ -136,6 +154,9 @@ def main():
         tampered("a column the record does not have",
                  lambda: listing.write_text(listing.read_text().replace('"time (s)"', '"time (ms)"', 1)),
                  "no column 'time (ms)'")
+        taken = report / "plots" / "p3.tsv"
+        tampered("a number taken out of a text cell, changed", lambda: taken.write_text(taken.read_text().replace("86.9", "87")),
+                 "row 1", "'86.9'", "'87'")
         labels = report / "plots" / "p1.tsv"
         tampered("a point labelled with another row's text", lambda: labels.write_text(labels.read_text().replace('"a"', '"b"')),
                  "label 'b'")
