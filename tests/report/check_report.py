@@ -84,15 +84,20 @@ def parsed(cell, header, parse):
     return cell
 
 
+def plot_index(report, name):
+    """The list of plots course.py wrote to plots/<name>, and the problem when it is missing."""
+    index = report / "plots" / name
+    if not index.exists():
+        return [], [f"{index} not found (docs/course/course.py writes it with the plots)"]
+    return json.loads(index.read_text()), []
+
+
 def check_plot_data(report):
     """Every plot in plots/plots.json against its record: the table is there with the columns named,
     every row is either plotted (in order) or listed as left out with a reason, and each plotted
     number equals the record's cell. Returns the problems found, one line each."""
-    index = report / "plots" / "plots.json"
-    if not index.exists():
-        return [f"{index} not found (docs/course/course.py writes it with the plots)"]
-    problems = []
-    for p in json.loads(index.read_text()):
+    plots, problems = plot_index(report, "plots.json")
+    for p in plots:
         name = p["svg"]
         try:
             tables = record_tables(report / p["record"])
@@ -284,11 +289,8 @@ def check_own_plots(report):
     record: the curves the SVG names are exactly those listed; each curve's points (from the SVG's
     <metadata>) equal the record's cells, as printed; and the drawing shows those points. Returns
     the problems found, one line each."""
-    index = report / "plots" / "own_plots.json"
-    if not index.exists():
-        return [f"{index} not found (docs/course/course.py writes it with the plots)"]
-    problems = []
-    for p in json.loads(index.read_text()):
+    plots, problems = plot_index(report, "own_plots.json")
+    for p in plots:
         name = p["svg"]
         try:
             data, drawn = plot_data(report / name)

@@ -16,15 +16,15 @@
 #include "tensor/ops.hpp"
 
 namespace infer::kv {
-namespace {
 
-// The allocator's high-water mark above what was allocated before `fn` ran.
 int64_t peak_of(const Device& dev, const std::function<void()>& fn) {
   const int64_t before = memory_stats(dev).current_bytes;
   reset_peak_memory(dev);
   fn();
   return memory_stats(dev).peak_bytes - before;
 }
+
+namespace {
 
 // One pass; the most likely next token after its last position (no copy of the logits).
 int32_t pass(Llama& model, std::span<const int32_t> tokens, int64_t pos0, KvStore& store, bool all_logits) {

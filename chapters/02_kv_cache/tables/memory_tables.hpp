@@ -4,11 +4,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "kv_tables.hpp"
+#include "tensor/device.hpp"
 
 namespace infer::kv {
+
+// The allocator's high-water mark on `dev` above what was allocated before `fn` ran, in bytes.
+int64_t peak_of(const Device& dev, const std::function<void()>& fn);
 
 // 8. Peak memory above the weights: the course's naive and cached loops (score matrices,
 //    logits for every position, a concatenated cache) beside chapters 01 and 02, for the demo

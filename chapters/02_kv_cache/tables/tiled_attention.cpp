@@ -11,8 +11,8 @@
 
 #include "measure/progress.hpp"
 #include "measure/timing.hpp"
+#include "memory_tables.hpp"
 #include "study_caches.hpp"
-#include "tensor/memory.hpp"
 #include "tensor/ops.hpp"
 #include "tensor/thread_pool.hpp"
 
@@ -285,19 +285,23 @@ float max_abs_diff(const Tensor& a, const Tensor& b) {
 std::string diff_cell(float d) { return fmt::format("{:.1e}", d); }
 std::string bytes_cell(int64_t b) { return format_bytes(static_cast<double>(b)); }
 
-// One run of fn: its seconds and the allocator's high-water mark above what was allocated before.
+// One run of fn: its seconds and its allocator peak (memory_tables.hpp's peak_of).
 struct Run {
   double seconds = 0;
   int64_t peak_bytes = 0;
 };
 Run run_once(const std::function<void()>& fn) {
-  const Device cpu = Device::cpu();
-  const int64_t before = memory_stats(cpu).current_bytes;
-  reset_peak_memory(cpu);
-  Stopwatch clock;
-  fn();
-  return {clock.seconds(), memory_stats(cpu).peak_bytes - before};
+  Run r;
+  r.peak_bytes = peak_of(Device::cpu(), [&] {
+    Stopwatch clock;
+    fn();
+    r.seconds = clock.seconds();
+  });
+  return r;
 }
+
+// A work item's buffers in bytes: Bq × Bk scores, Bq × D outputs, Bq maxima and Bq sums (fp32).
+int64_t item_bytes(Tiles tiles, int64_t D) { return (tiles.queries * tiles.keys + tiles.queries * D + 2 * tiles.queries) * 4; }
 
 // Seconds of each piece of work: the first runs' own times for one run, else medians of `runs`
 // rounds taken in turn (a drifting machine moves all of a row alike).
@@ -351,12 +355,11 @@ void prefill_table(const Context& cx, int64_t max_tokens) {
     bar.advance();
   }
   bar.done();
-  const int64_t item_bytes = (kTableTiles.queries * kTableTiles.keys + kTableTiles.queries * D + 2 * kTableTiles.queries) * 4;
   const int64_t T_max = lengths.empty() ? 0 : lengths.back();
   t.add_note("plain: the course's `softmax(q @ k.T / √D + mask) @ v` (EagerAttention, table 8's naive loop): every head's T × T scores at once, plus");
   t.add_note("copies of its columns; tiled: tiled_attention, whose work item holds Bq × Bk scores, Bq × D outputs and Bq maxima and sums");
   t.add_note(fmt::format("({} per item, one item per thread at a time: the peak does not grow with T). Bytes: the allocator's high-water mark of one call,",
-                         bytes_cell(item_bytes)));
+                         bytes_cell(item_bytes(kTableTiles, D))));
   t.add_note("above what was allocated before (q, k, v and the output are allocated outside it). Tiled runs on lib's threads, plain loops;");
   t.add_note("ops::attention is lib's SIMD kernel (table 2's). Outputs are about 0.1 in size: a max |diff| near 1e-7 is fp32 round-off.");
   t.add_note(fmt::format("lib's kernel never holds T × T either: its work item keeps 16 queries × {} heads of scores over the keys they see, per thread",
@@ -384,7 +387,7 @@ void tile_size_table(const Context& cx) {
     const Run first = run_once(fn);
     const double s = median_seconds(runs, fn);
     const float d = max_abs_diff(out, lib_out);
-    const int64_t item = (tiles.queries * tiles.keys + tiles.queries * D + 2 * tiles.queries) * 4;
+    const int64_t item = item_bytes(tiles, D);
     t.add_row({fmt::format("{} × {}", tiles.queries, tiles.keys), std::to_string(runs), bytes_cell(item), bytes_cell(first.peak_bytes),
                cell::ms(s), diff_cell(d)});
     cx.figures["tiled_tile_sizes"].push_back({{"T", T}, {"Bq", tiles.queries}, {"Bk", tiles.keys}, {"item_bytes", item},
