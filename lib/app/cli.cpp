@@ -50,6 +50,15 @@ void add_common_options(CLI::App& app, CommonOptions& o, PromptFlags prompt) {
   app.add_option("-t,--threads", o.threads, "CPU threads (0 = all cores)")->check(whole_number(0))->capture_default_str();
   if (prompt == PromptFlags::offered) app.add_flag("--chat", o.chat, "wrap the prompt in the model's chat template");
   app.add_option("--device", o.device, "cpu or cuda[:N]")->capture_default_str();
+  app.add_option_function<std::string>(
+         "--backend", [](const std::string& name) { set_cpu_backend(*parse_cpu_backend(name)); },
+         "CPU backend of lib's operations: fast (SIMD kernels, OpenBLAS, threads) or reference (plain "
+         "single-threaded loops, lib/tensor/ops_reference.cpp); default: INFER_BACKEND, else fast")
+      ->check(CLI::Validator(
+          [](std::string& name) -> std::string {
+            return parse_cpu_backend(name) ? "" : fmt::format("must be fast or reference, not '{}'", name);
+          },
+          "fast or reference"));
   app.add_option("--json", o.json_path, "write a machine-readable record of the run to FILE");
   app.add_option("--csv", o.csv_path, "write the printed tables as CSV to FILE");
 }
@@ -62,11 +71,20 @@ void check_common_options(const CommonOptions& o) {
                o.threads, cores);
     warned = true;
   }
+  Device device;
   try {
-    (void)Device::parse(o.device);
+    device = Device::parse(o.device);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
+  CpuBackend backend = CpuBackend::fast;
+  try {
+    backend = cpu_backend();  // --backend, else INFER_BACKEND, which may name no backend
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
+  }
+  if (backend == CpuBackend::reference && !device.is_cpu())
+    throw UsageError(fmt::format("--backend reference runs on the CPU, not on --device {}", device.name()));
   if (!std::filesystem::exists(o.model_path)) {
     if (o.model_path == INFER_DEFAULT_MODEL)
       throw UsageError("model file " + o.model_path + " not found: run data/fetch_model.sh first");
@@ -96,10 +114,17 @@ LoadedModel load_model(const CommonOptions& o, DType weight_dtype) {
   LlamaWeights weights = load_weights(file, config, {device, weight_dtype});
   const std::size_t bytes = weights.bytes_held();
   LoadedModel m{std::move(file), std::move(tokenizer), Llama(config, std::move(weights), device), clock.seconds()};
-  fmt::print(stderr, "loaded {} in {}: {}; weights {} as {} on {}, {} threads, {} kernels\n",
+  // With the reference backend the thread count and SIMD target are those of the chapters' own
+  // kernels (chapter 06's packed ones); lib's operations run the plain loops on one thread.
+  const std::string backend =
+      cpu_backend() == CpuBackend::reference && device.is_cpu()
+          ? fmt::format("reference backend (lib's operations in plain loops, one thread; {} threads, {} kernels elsewhere)",
+                        num_threads(), simd::target_name())
+          : fmt::format("{} threads, {} kernels", num_threads(), simd::target_name());
+  fmt::print(stderr, "loaded {} in {}: {}; weights {} as {} on {}, {}\n",
              std::filesystem::path(o.model_path).filename().string(), format_seconds(m.load_seconds),
              config.describe(), format_bytes(static_cast<double>(bytes)), dtype_name(weight_dtype),
-             device.name(), num_threads(), simd::target_name());
+             device.name(), backend);
   return m;
 }
 
@@ -130,6 +155,7 @@ RunRecord new_record(const std::string& binary, const CommonOptions& o, const st
   if (!o.json_path.empty()) r.model_sha256 = sha256_file(o.model_path);
   r.settings = {o.sampling.temperature, o.sampling.top_k, o.sampling.top_p, o.sampling.seed,
                 o.chat, o.n_predict, Device::parse(o.device).name()};
+  r.backend = cpu_backend_name(cpu_backend());
   if (kind == "generation") r.prompt = o.prompt;
   return r;
 }

@@ -38,12 +38,15 @@ struct CommonOptions {
 enum class PromptFlags { offered, absent };
 
 // Adds -m, -p, -n, --seed, --temp, --top-k, --top-p, --repeat-penalty, --repeat-last-n, -t, --chat,
-// --device, --json, --csv, each number checked as it is parsed (-n 0, --temp nan and --top-p 0 are refused). --seed -1 draws a
+// --device, --backend, --json, --csv, each number checked as it is parsed (-n 0, --temp nan and --top-p 0 are refused). --seed -1 draws a
 // random seed and prints it on stderr, so that the run can be repeated (llama.cpp's habit).
+// --backend fast|reference chooses the CPU backend of lib's operations (tensor/ops.hpp) as it is
+// parsed, before any work; without it INFER_BACKEND decides, else fast.
 void add_common_options(CLI::App& app, CommonOptions& options, PromptFlags prompt = PromptFlags::offered);
 
 // The checks of the common flags that need no model, done by load_model before it loads
-// anything (call it yourself if you never call load_model): --device is known, the model file
+// anything (call it yourself if you never call load_model): --device is known, INFER_BACKEND (when
+// --backend is not given) names a backend, the reference backend runs on the CPU, the model file
 // exists, --json and --csv can be written; more threads than cores gets a one-line warning.
 void check_common_options(const CommonOptions& options);
 

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "measure/atomic_file.hpp"
+#include "tensor/ops.hpp"  // cpu_backend
 #include "tensor/simd_target.hpp"
 #include "tokenizer/utf8.hpp"
 
@@ -163,7 +164,8 @@ nlohmann::json RunRecord::to_json() const {
                       {"prompt_ids", prompt_ids},
                       {"steps", steps_json},
                       {"figures", figures},
-                      {"simd", simd::target_name()}};  // the kernels this run chose (tensor/simd_target.hpp)
+                      {"simd", simd::target_name()},  // the kernels this run chose (tensor/simd_target.hpp)
+                      {"backend", backend.empty() ? std::string(cpu_backend_name(cpu_backend())) : backend}};
   put_text(j, "prompt", prompt);
   put_text(j, "text", text);
   return j;
@@ -199,6 +201,9 @@ RunRecord RunRecord::from_json(const nlohmann::json& j) {
   if (r.step_texts.size() != r.steps.size()) r.step_texts.clear();  // all or none
   r.text = get_text(j, "text");
   r.figures = j.value("figures", nlohmann::json::object());
+  r.backend = j.value("backend", "fast");
+  if (!parse_cpu_backend(r.backend))
+    throw std::runtime_error(fmt::format("backend is {}, not \"fast\" or \"reference\"", shown(j.at("backend"))));
   return r;
 }
 

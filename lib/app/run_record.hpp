@@ -13,6 +13,9 @@
 //   steps         [{"token", "text" (the token's own text), "top": [[id, logit], ...], "seconds"}]
 //   text          the generated text
 //   figures       the run's tables and measurements
+//   simd          the SIMD target the kernels ran (tensor/simd_target.hpp): "AVX2", "AVX3_DL", …
+//   backend       the CPU backend of lib's operations (tensor/ops.hpp): "fast" or "reference"
+//                 (a record without it is read as "fast": records older than the choice)
 // Every string is valid UTF-8. A prompt or text that is not (the bytes of a prompt are the
 // user's) is stored with each broken sequence replaced by U+FFFD, and its exact bytes beside it
 // as an array of numbers: "prompt_bytes", "text_bytes". Other strings are only replaced.
@@ -67,6 +70,7 @@ struct RunRecord {
   std::vector<std::string> step_texts;  // each step's token as text, for people (empty: not known)
   std::string text;                 // the generated text
   nlohmann::json figures = nlohmann::json::object();  // the run's tables and measurements
+  std::string backend;              // "fast" or "reference"; empty: the backend of the process writing it
 
   std::vector<int32_t> tokens() const;
   nlohmann::json to_json() const;

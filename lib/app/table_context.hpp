@@ -17,12 +17,13 @@ struct TableContext {
   LoadedModel& m;
   const CommonOptions& o;
   nlohmann::json& figures;
-  std::string machine_line;  // "2 threads, read bandwidth 9.8 GB/s"
+  std::string machine_line;  // "2 threads, AVX2 kernels, read bandwidth 9.8 GB/s"
 
   void emit(const Table& table) const { table.emit(o.csv_path); }  // prints it and appends it to --csv
 };
 
-// "2 threads, read bandwidth 9.8 GB/s": the threads in use and the measured bandwidth.
+// "2 threads, AVX2 kernels, read bandwidth 9.8 GB/s": the threads and SIMD kernels in use and the
+// measured bandwidth; with the reference backend "reference backend, one thread, read bandwidth …".
 std::string machine_line(const BandwidthResult& bandwidth);
 
 }  // namespace infer

@@ -55,6 +55,8 @@
 #include <hwy/contrib/math/math-inl.h>  // Exp
 
 #include "tensor/load_piece-inl.h"
+#include "tensor/ops.hpp"            // cpu_backend
+#include "tensor/ops_reference.hpp"  // the plain loop it stands in for
 #include "tensor/simd_target.hpp"
 #include "tensor/thread_pool.hpp"
 
@@ -351,6 +353,8 @@ namespace infer::cpu {
 HWY_EXPORT(Attention);
 
 void attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, int64_t pos0, Tensor& out) {
+  // Chapter 05's paged cache calls this entry point directly: it follows the backend choice too.
+  if (cpu_backend() == CpuBackend::reference) return reference::attention(q, kv, n_heads, n_kv_heads, pos0, out);
   simd::init();
   HWY_DYNAMIC_DISPATCH(Attention)(q, kv, n_heads, n_kv_heads, pos0, out);
 }

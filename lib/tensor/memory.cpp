@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "tensor/cuda/cuda_backend.hpp"
+#include "tensor/ops.hpp"  // cpu_backend
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -46,12 +47,15 @@ void record_alloc(const Device& device, std::size_t bytes) {
 // 4 KiB pages, in turn in one process (its figures: docs/performance.md). Only
 // pages wholly inside the buffer are asked for, so nothing is added to its size; the kernel
 // grants them if it can (/sys/kernel/mm/transparent_hugepage/enabled: "madvise" or "always").
+// Huge pages are part of the fast CPU backend: with the reference backend every buffer is plainly
+// 64-byte aligned.
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 
 void* host_alloc(std::size_t bytes) {
   const std::size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0) return nullptr;
-  const std::size_t alignment = rounded >= kHugePage ? kHugePage : 64;
+  const bool huge = rounded >= kHugePage && cpu_backend() == CpuBackend::fast;
+  const std::size_t alignment = huge ? kHugePage : 64;
   void* ptr = nullptr;
   if (posix_memalign(&ptr, alignment, rounded) != 0) throw std::bad_alloc();
 #if defined(__linux__) && defined(MADV_HUGEPAGE)

@@ -17,7 +17,7 @@ struct MemoryStats {
   int64_t allocations = 0;    // number of allocations since start
 };
 
-void* device_alloc(const Device& device, std::size_t bytes);  // CPU: 64-byte aligned, 2 MiB from 2 MiB on (memory.cpp)
+void* device_alloc(const Device& device, std::size_t bytes);  // CPU: 64-byte aligned, 2 MiB from 2 MiB on (fast backend; memory.cpp)
 void device_free(const Device& device, void* ptr, std::size_t bytes);
 // Copies bytes between any two devices (host<->device, device<->device, host<->host).
 void device_copy(const Device& dst_device, void* dst, const Device& src_device, const void* src,

@@ -1,4 +1,5 @@
-// Operation dispatch: check the operands once here, then hand them to the device's backend.
+// Operation dispatch: check the operands once here, then hand them to the device's backend
+// (on the CPU, to the backend cpu_backend() names: the fast one or the reference loops).
 #include "tensor/ops.hpp"
 
 #include <stdexcept>
@@ -8,11 +9,15 @@
 #include "tensor/cpu_attention.hpp"
 #include "tensor/cuda/cuda_backend.hpp"
 #include "tensor/ops_cpu.hpp"
+#include "tensor/ops_reference.hpp"
 
 namespace infer {
 namespace {
 
 OpCounters g_counters;
+
+// Whether the CPU operations run the reference loops (ops_reference.cpp).
+bool plain() { return cpu_backend() == CpuBackend::reference; }
 
 [[noreturn]] void fail(const char* op, const std::string& what) {
   throw std::invalid_argument(fmt::format("ops::{}: {}", op, what));
@@ -61,7 +66,7 @@ void matmul_t(const Tensor& x, const Tensor& w, Tensor& y) {
   const Device& dev = same_device("matmul_t", x, w, y);
   if (dev.is_cpu()) {
     expect_f32("matmul_t", "w (on the CPU)", w);
-    cpu::matmul_t(x, w, y);
+    plain() ? reference::matmul_t(x, w, y) : cpu::matmul_t(x, w, y);
   } else {
     cuda::matmul_t(x, w, y);
   }
@@ -76,7 +81,8 @@ void embedding(const Tensor& table, std::span<const int32_t> ids, Tensor& out) {
     if (id < 0 || id >= table.dim(0))
       fail("embedding", fmt::format("token id {} outside the vocabulary [0, {})", id, table.dim(0)));
   const Device& dev = same_device("embedding", table, out);
-  dev.is_cpu() ? cpu::embedding(table, ids, out) : cuda::embedding(table, ids, out);
+  if (!dev.is_cpu()) cuda::embedding(table, ids, out);
+  else plain() ? reference::embedding(table, ids, out) : cpu::embedding(table, ids, out);
 }
 
 void rmsnorm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) {
@@ -84,7 +90,8 @@ void rmsnorm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) {
   expect_shape("rmsnorm", "weight", weight, {x.dim(1)});
   expect_shape("rmsnorm", "y", y, x.shape());
   const Device& dev = same_device("rmsnorm", x, weight, y);
-  dev.is_cpu() ? cpu::rmsnorm(x, weight, eps, y) : cuda::rmsnorm(x, weight, eps, y);
+  if (!dev.is_cpu()) cuda::rmsnorm(x, weight, eps, y);
+  else plain() ? reference::rmsnorm(x, weight, eps, y) : cpu::rmsnorm(x, weight, eps, y);
 }
 
 void rope(Tensor& x, int n_heads, std::span<const int32_t> positions, float theta) {
@@ -95,21 +102,23 @@ void rope(Tensor& x, int n_heads, std::span<const int32_t> positions, float thet
     fail("rope", fmt::format("{} positions for {} rows", positions.size(), x.dim(0)));
   for (const int32_t p : positions)
     if (p < 0) fail("rope", fmt::format("negative position {}", p));
-  x.device().is_cpu() ? cpu::rope(x, n_heads, positions, theta)
-                      : cuda::rope(x, n_heads, positions, theta);
+  if (!x.device().is_cpu()) cuda::rope(x, n_heads, positions, theta);
+  else plain() ? reference::rope(x, n_heads, positions, theta) : cpu::rope(x, n_heads, positions, theta);
 }
 
 void silu_mul(const Tensor& gate, const Tensor& up, Tensor& out) {
   expect_shape("silu_mul", "up", up, gate.shape());
   expect_shape("silu_mul", "out", out, gate.shape());
   const Device& dev = same_device("silu_mul", gate, up, out);
-  dev.is_cpu() ? cpu::silu_mul(gate, up, out) : cuda::silu_mul(gate, up, out);
+  if (!dev.is_cpu()) cuda::silu_mul(gate, up, out);
+  else plain() ? reference::silu_mul(gate, up, out) : cpu::silu_mul(gate, up, out);
 }
 
 void add_inplace(Tensor& x, const Tensor& y) {
   expect_shape("add_inplace", "y", y, x.shape());
   const Device& dev = same_device("add_inplace", x, y);
-  dev.is_cpu() ? cpu::add_inplace(x, y) : cuda::add_inplace(x, y);
+  if (!dev.is_cpu()) cuda::add_inplace(x, y);
+  else plain() ? reference::add_inplace(x, y) : cpu::add_inplace(x, y);
 }
 
 void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, int n_kv_heads,
@@ -127,8 +136,9 @@ void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, i
     fail("attention", fmt::format("queries at positions {}…{} need {} keys, have {}", pos0,
                                   pos0 + t - 1, pos0 + t, k.dim(0)));
   const Device& dev = same_device("attention", q, k, v, out);
-  dev.is_cpu() ? cpu::attention(q, k, v, n_heads, n_kv_heads, pos0, out)
-               : cuda::attention(q, k, v, n_heads, n_kv_heads, pos0, out);
+  if (!dev.is_cpu()) cuda::attention(q, k, v, n_heads, n_kv_heads, pos0, out);
+  else if (plain()) reference::attention(q, k, v, n_heads, n_kv_heads, pos0, out);
+  else cpu::attention(q, k, v, n_heads, n_kv_heads, pos0, out);
   // Query t sees pos0 + t + 1 keys: one dot product (scores) and one weighted sum (values)
   // of length D per key and per head.
   const int64_t keys_seen = t * pos0 + t * (t + 1) / 2;
@@ -138,7 +148,8 @@ void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, i
 
 int32_t argmax(const Tensor& row) {
   if (row.numel() == 0) fail("argmax", "empty tensor");
-  return row.device().is_cpu() ? cpu::argmax(row) : cuda::argmax(row);
+  if (!row.device().is_cpu()) return cuda::argmax(row);
+  return plain() ? reference::argmax(row) : cpu::argmax(row);
 }
 
 }  // namespace ops

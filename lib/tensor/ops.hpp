@@ -1,19 +1,43 @@
 // The operations of the Llama forward pass, on Tensors of any device.
 //
+// Read tensor/ops_reference.cpp first: every operation below as a plain loop, one thread, no SIMD,
+// no BLAS (the reference CPU backend). The fast CPU backend computes the same numbers within a
+// stated rounding tolerance (docs/architecture.md, "The plain path and the fast path").
+//
 // Each function checks shapes, dtypes and that all operands live on one device, then runs that
-// device's implementation: ops_cpu.cpp (xtensor + OpenBLAS, threads from set_num_threads) or
+// device's implementation: on the CPU the backend cpu_backend() names (below), on a GPU
 // cuda/cuda_*.cu (CUDA kernels + cuBLAS). Shapes use N for rows (tokens), d for the model
 // width, H and H_kv for query and key/value heads, D for the head dimension.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string_view>
 
 #include "tensor/tensor.hpp"
 
 namespace infer {
 
-// Threads used by the CPU backend (lib's thread pool, tensor/thread_pool.hpp). Default: all cores.
+// Which code runs the operations on CPU tensors (tensors on a GPU always run the CUDA backend):
+//   fast       ops_cpu.cpp, small_matmul.cpp, cpu_attention.cpp, cpu_silu.cpp: Highway SIMD
+//              kernels, OpenBLAS, lib's thread pool, large buffers on huge pages (memory.cpp)
+//   reference  ops_reference.cpp: the same operations as plain single-threaded loops
+// The environment variable INFER_BACKEND=fast|reference sets the choice a process starts with
+// (default fast), so that whole test binaries run on either; every chapter binary's --backend
+// flag and set_cpu_backend override it. Choose before the work starts: an operation runs on the
+// backend chosen when it is called. cpu::attention over KvRows (chapter 05's paged cache) and
+// cpu::sgemm (chapter 08's training) follow the same choice.
+enum class CpuBackend { fast, reference };
+void set_cpu_backend(CpuBackend backend);
+// The current choice. On the first call, INFER_BACKEND unless set_cpu_backend came first; a value
+// other than "fast" or "reference" throws std::runtime_error naming it (on every call).
+CpuBackend cpu_backend();
+std::string_view cpu_backend_name(CpuBackend backend);         // "fast", "reference"
+std::optional<CpuBackend> parse_cpu_backend(std::string_view name);  // nullopt for any other name
+
+// Threads used by the fast CPU backend (lib's thread pool, tensor/thread_pool.hpp). Default: all
+// cores. The reference backend runs on the calling thread alone.
 void set_num_threads(int n);
 int num_threads();
 

@@ -19,6 +19,7 @@
 #include <xtensor/xview.hpp>
 
 #include "tensor/ops.hpp"
+#include "tensor/ops_reference.hpp"
 #include "tensor/small_matmul.hpp"
 #include "tensor/thread_pool.hpp"
 
@@ -72,6 +73,8 @@ constexpr int64_t kSgemmBlock = 128;
 
 void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, const float* B,
            float beta, float* C) {
+  // Chapter 08's training calls this entry point directly: it follows the backend choice too.
+  if (cpu_backend() == CpuBackend::reference) return reference::sgemm(trans_a, trans_b, M, N, K, alpha, A, B, beta, C);
   num_threads();  // the pool and OpenBLAS's single-thread setting are in place
   const int lda = trans_a ? M : K, ldb = trans_b ? K : N;
   const auto ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;

@@ -4,7 +4,7 @@
 # run records that are valid JSON and say how they were made; stage_diff on real records.
 #
 #   check_cli.sh flags DIR       needs no model: everything that must fail before loading one
-#   check_cli.sh model DIR MODEL runs the binaries on MODEL (a few tokens each, ~20 s on 2 idle cores)
+#   check_cli.sh model DIR MODEL runs the binaries on MODEL (a few tokens each, ~25 s on 2 idle cores)
 #
 # DIR holds the binaries (ch01_naive_loop ... ch08_distillation under DIR/chapters/*/, stage_diff
 # under DIR/tools/stage_diff/). Every failed check is printed; the exit status is the number of them.
@@ -110,6 +110,15 @@ if [[ $mode == flags ]]; then
   # --- more threads than cores: one warning line ---
   err=$("$ch01" -t 100000 -m "$work/none.gguf" 2>&1 >/dev/null)
   grep -Eq "^warning: -t 100000 asks for more threads than the [0-9]+ cores here" <<<"$err" || fail "-t 100000 gave no warning: $err"
+
+  # --- --backend: a known name, checked as it is parsed; INFER_BACKEND the same, before any work ---
+  for b in "${all[@]}" "$ch08"; do
+    expect 2 "error: --backend: must be fast or reference, not 'simd'" "$b" --backend simd
+  done
+  expect 2 "error: INFER_BACKEND=turbo: expected fast or reference" env INFER_BACKEND=turbo "$ch01" -m "$work/none.gguf"
+  expect 2 "error: model file $work/none.gguf not found" env INFER_BACKEND=turbo "$ch01" --backend fast -m "$work/none.gguf"
+  expect 2 "error: --backend reference runs on the CPU, not on --device cuda:0" "$ch02" --backend reference --device cuda
+  "$ch01" --help | grep -q -- "--backend" || fail "ch01 --help does not offer --backend"
 
   # --- flags a binary or a mode would ignore ---
   for flag in "-p x" "-n 4" "--chat"; do
@@ -219,6 +228,24 @@ grep -q "prompt tokens:     DIFFERENT" <<<"$out" || fail "stage_diff different p
 grep -q "top logits" <<<"$out" && fail "stage_diff compared logits after different prompts: $out"
 expect 2 "error: .*a generation record and .* a tables record" "$stage_diff" a.json tables.json
 expect 2 "error: .* has no generated steps" "$stage_diff" tables.json tables.json
+
+# --- the reference backend: the banner and the record say so; the tokens are the fast backend's ---
+"$ch02" -m "$model" -p "$prompt" -n 3 --json ref.json --skip-tables --backend reference >/dev/null 2>ref.txt ||
+  fail "ch02 --backend reference failed: $(cat ref.txt)"
+grep -q "on cpu, reference backend (lib's operations in plain loops, one thread" ref.txt ||
+  fail "ch02 --backend reference: the banner does not name the backend: $(cat ref.txt)"
+INFER_BACKEND=reference "$ch02" -m "$model" -p "$prompt" -n 1 --json env.json --skip-tables >/dev/null 2>&1 || fail "ch02 with INFER_BACKEND=reference failed"
+INFER_BACKEND=reference "$ch02" -m "$model" -p "$prompt" -n 1 --json override.json --skip-tables --backend fast >/dev/null 2>&1 ||
+  fail "ch02 --backend fast with INFER_BACKEND=reference failed"
+python3 - <<'PY' || fail "the records do not state the backends they ran on"
+import json
+backends = {f: json.load(open(f))["backend"] for f in ("ref.json", "env.json", "override.json", "b.json")}
+assert backends == {"ref.json": "reference", "env.json": "reference", "override.json": "fast", "b.json": "fast"}, backends
+PY
+out=$("$stage_diff" b.json ref.json) || fail "stage_diff: the fast and reference backends give different tokens: $out"
+grep -q "^backend:           A fast, B reference" <<<"$out" || fail "stage_diff does not name the two backends: $out"
+grep -q "generated tokens:  identical over 3 steps" <<<"$out" || fail "stage_diff b ref: $out"
+"$stage_diff" a.json b.json | grep -q "^backend:" && fail "stage_diff names the backend of two runs on the same one"
 
 # Memory: reading two records takes a few times their size, not hundreds of MB.
 rss_kb=$(/usr/bin/time -f %M "$stage_diff" a.json b.json 2>&1 >/dev/null | tail -1)

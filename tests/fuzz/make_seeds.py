@@ -11,7 +11,8 @@ corpus/gguf/       GGUF files written byte by byte from the specification (not b
 corpus/tokenizer/  the first byte picks the test (0 encode with special tokens, 1 encode as plain
                    text, 2 decode ids, 3 chat template), the rest is its data.
 corpus/record/     run records in the schema of lib/app/run_record.hpp: generation and tables
-                   records, the older form without a model hash, a prompt that is not UTF-8.
+                   records, one of the reference CPU backend, the older form without a model hash,
+                   a prompt that is not UTF-8.
 
 The fuzzers add their own discoveries to a scratch directory, never here; a finding that deserves a
 seed is copied in by hand and named for what it shows.
@@ -247,6 +248,9 @@ def record_seeds():
     write("record", "tables.json", record("ch04_batching", "tables", "", [], [], "",
                                           figures={"machine": {"threads": 2, "read_bandwidth_bytes_per_s": 1.2e10},
                                                    "sweep": [{"batch": 1, "ms": 20.5}, {"batch": 8, "ms": 31.0}]}))
+    write("record", "reference_backend.json", record("ch02_kv_cache", "generation", "The capital of France is",
+                                                      [504, 3575, 282, 4649, 314], steps, " Paris.",
+                                                      simd="AVX2", backend="reference"))
     write("record", "invalid_utf8_prompt.json",
           record("ch01_naive_loop", "generation", "café \ufffd\ufffd", [1, 2, 3], steps[:1], " x",
                  prompt_bytes=list(b"caf\xc3\xa9 \xff\xfe"), text_bytes=list(b" x")))

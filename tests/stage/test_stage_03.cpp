@@ -26,7 +26,7 @@ using namespace infer;
 using infer::stage::kPrompts;
 
 
-TEST_CASE("GroupedKvCache generates the same tokens and logits as chapter 02's KvCache", "[stage][stage03]") {
+TEST_CASE("GroupedKvCache generates the same tokens and logits as chapter 02's KvCache", "[stage][stage03][reference]") {
   REQUIRE_MODEL(m);
   const LlamaConfig& c = m->model.config();
   constexpr int kTokens = 64;
@@ -71,7 +71,7 @@ TEST_CASE("GroupedKvCache generates the same tokens and logits as chapter 02's K
   }
 }
 
-TEST_CASE("GroupedKvCache holds exactly H / H_kv times fewer bytes than KvCache", "[stage][stage03]") {
+TEST_CASE("GroupedKvCache holds exactly H / H_kv times fewer bytes than KvCache", "[stage][stage03][reference]") {
   REQUIRE_MODEL(m);
   const LlamaConfig& c = m->model.config();
   REQUIRE(c.n_heads / c.n_kv_heads == 3);  // the default model: 9 query heads, 3 key/value heads
@@ -90,7 +90,7 @@ TEST_CASE("GroupedKvCache holds exactly H / H_kv times fewer bytes than KvCache"
   CHECK_THROWS_AS(GroupedKvCache(c, c.context_length + 1), std::invalid_argument);
 }
 
-TEST_CASE("pool_heads averages blocks of head rows", "[stage][stage03][mqa]") {
+TEST_CASE("pool_heads averages blocks of head rows", "[stage][stage03][mqa][reference]") {
   // 3 heads of D = 2 rows over 4 inputs; every head the same block: pooling gives that block back.
   const std::vector<float> head = {1.5f, -2.0f, 0.25f, 3.0f, 7.0f, 0.0f, -1.0f, 0.125f};
   std::vector<float> three;
@@ -113,7 +113,7 @@ TEST_CASE("pool_heads averages blocks of head rows", "[stage][stage03][mqa]") {
   CHECK_THROWS_AS(pool_heads(Tensor::from_vector(w, {8, 3}), 3, 1), std::invalid_argument);
 }
 
-TEST_CASE("pool_kv_heads builds a multi-query model sharing every other weight", "[stage][stage03][mqa]") {
+TEST_CASE("pool_kv_heads builds a multi-query model sharing every other weight", "[stage][stage03][mqa][reference]") {
   REQUIRE_MODEL(m);
   const LlamaConfig& c = m->model.config();
   const Llama mqa = pool_kv_heads(m->model, 1);

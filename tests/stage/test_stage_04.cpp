@@ -55,7 +55,7 @@ void require_same(const std::vector<Request>& batched, const std::vector<std::ve
 
 }  // namespace
 
-TEST_CASE("chapter 04: static and continuous batching give every request its solo chapter-03 tokens", "[stage]") {
+TEST_CASE("chapter 04: static and continuous batching give every request its solo chapter-03 tokens", "[stage][reference]") {
   REQUIRE_MODEL(m);
   const std::vector<Request> requests = small_workload(m->tokenizer);
   REQUIRE(std::ssize(requests) == kRequests);

@@ -76,7 +76,7 @@ std::vector<int32_t> run_alone(PagedEngine& engine, Request r) {
 
 }  // namespace
 
-TEST_CASE("chapter 05: attention through the block table gives the contiguous cache's logits", "[stage]") {
+TEST_CASE("chapter 05: attention through the block table gives the contiguous cache's logits", "[stage][reference]") {
   REQUIRE_MODEL(m);
   const LlamaConfig& c = m->model.config();
   const std::vector<int32_t> prompt = m->tokenizer.encode("Once upon a time, in a small village at the edge of a forest, there lived");
@@ -126,7 +126,7 @@ TEST_CASE("chapter 05: paged continuous batching gives every request chapter 04'
   }
 }
 
-TEST_CASE("chapter 05: a prefix-cache hit gives the tokens of a cold run", "[stage]") {
+TEST_CASE("chapter 05: a prefix-cache hit gives the tokens of a cold run", "[stage][reference]") {
   REQUIRE_MODEL(m);
   const std::string system = "You are a careful assistant. Answer in one short sentence, plainly, without lists. ";
   Request a, b, a_again;
@@ -180,7 +180,7 @@ TEST_CASE("chapter 05: preempted and recomputed requests get their uninterrupted
   require_all_returned(tight);
 }
 
-TEST_CASE("chapter 05: forked samples share the prompt's blocks and each gets its solo tokens", "[stage]") {
+TEST_CASE("chapter 05: forked samples share the prompt's blocks and each gets its solo tokens", "[stage][reference]") {
   REQUIRE_MODEL(m);
   const SamplingParams sampling{.temperature = 0.8f, .seed = 1234};
   std::vector<Request> samples(4);

@@ -99,7 +99,7 @@ TEST_CASE("every format's kernels generate the tokens of the same scheme dequant
   }
 }
 
-TEST_CASE("a kernel model holds and streams only its packed bytes", "[stage][stage06]") {
+TEST_CASE("a kernel model holds and streams only its packed bytes", "[stage][stage06][reference]") {
   REQUIRE_MODEL(m);
   const ReferenceWeights reference = keep_reference(m->model);
   const LlamaWeights& fp32 = m->model.weights();

@@ -110,7 +110,7 @@ TEST_CASE("greedy speculative decoding gives chapter 03's tokens and logits, for
   }
 }
 
-TEST_CASE("after rejections, the rolled-back caches continue exactly like a cold run", "[stage][stage07]") {
+TEST_CASE("after rejections, the rolled-back caches continue exactly like a cold run", "[stage][stage07][reference]") {
   REQUIRE_MODEL(m);
   const Llama& t = m->model;
   ModelDrafter draft("Q4_1", quant::packed_copy(t, quant::keep_reference(t), quant::PackedFormat::q4_1), kCapacity, {});

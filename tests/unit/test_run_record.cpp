@@ -9,6 +9,7 @@
 
 #include "app/run_record.hpp"
 #include "app/sha256.hpp"
+#include "tensor/ops.hpp"  // cpu_backend
 #include "tokenizer/utf8.hpp"
 
 using namespace infer;
@@ -164,6 +165,22 @@ TEST_CASE("a record states its kind, model and the settings that shape its token
   CHECK(b.model == a.model);
   CHECK(b.model_sha256 == a.model_sha256);
   CHECK(b.kind == "generation");
+}
+
+TEST_CASE("a record states the CPU backend it ran on; an older record reads as fast", "[run_record]") {
+  RunRecord a = record({10}, {5.0f});
+  a.backend = "reference";
+  const nlohmann::json j = a.to_json();
+  CHECK(j["backend"] == "reference");
+  CHECK(RunRecord::from_json(j).backend == "reference");
+  a.backend.clear();  // not stated: the backend of the process that writes it
+  CHECK(a.to_json()["backend"] == std::string(cpu_backend_name(cpu_backend())));
+  nlohmann::json old = j;
+  old.erase("backend");
+  CHECK(RunRecord::from_json(old).backend == "fast");
+  nlohmann::json bad = j;
+  bad["backend"] = "turbo";
+  CHECK_THROWS_WITH(RunRecord::from_json(bad), Catch::Contains("backend is \"turbo\", not \"fast\" or \"reference\""));
 }
 
 TEST_CASE("compare_runs reports model and settings differences", "[run_record]") {

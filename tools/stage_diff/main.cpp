@@ -4,9 +4,10 @@
 //   ch02_kv_cache   -p "Hello" -n 32 --json b.json --skip-tables
 //   stage_diff a.json b.json
 //
-// Says first whether the runs used the same model file and the same settings, then whether the
-// prompts and generated tokens agree, the first step where they diverge (ids and text), and the
-// largest difference between the top logits of the same token.
+// Says first whether the runs used the same model file and the same settings (and, when they
+// differ, the CPU backends: --backend fast against reference), then whether the prompts and
+// generated tokens agree, the first step where they diverge (ids and text), and the largest
+// difference between the top logits of the same token.
 #include <string>
 
 #include <fmt/format.h>
@@ -69,6 +70,10 @@ int main(int argc, char** argv) {
     // What makes the comparison unfair comes first.
     if (!c.same_model) fmt::print("model:             DIFFERENT (A: {}, B: {})\n", model_name(a), model_name(b));
     for (const std::string& d : c.setting_differences) fmt::print("setting:           DIFFERENT {}\n", d);
+    // Not a different setting: the same operations, their sums rounded in a different order.
+    if (a.backend != b.backend)
+      fmt::print("backend:           A {}, B {}: equal within rounding, not bit for bit (docs/architecture.md)\n", a.backend,
+                 b.backend);
     fmt::print("A: {}, {} ({} prompt tokens, {} generated)\n", a.binary, model_name(a), a.prompt_ids.size(), a.steps.size());
     fmt::print("B: {}, {} ({} prompt tokens, {} generated)\n", b.binary, model_name(b), b.prompt_ids.size(), b.steps.size());
     differ = !c.identical_tokens();
