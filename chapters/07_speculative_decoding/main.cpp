@@ -5,24 +5,19 @@
 //   ch07_speculative_decoding --draft lookup -p ... one draft, your prompt: its demo only
 //   ch07_speculative_decoding --draft q8_0 --tables that demo, then every table
 //   ch07_speculative_decoding --no-tables           only the demo
-#include <unistd.h>
-
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
 #include <fmt/format.h>
 
-#include "analytic.hpp"
 #include "app/run_record.hpp"
 #include "02_kv_cache/cached_generate.hpp"  // plain decoding, the baseline
 #include "03_gqa/grouped_kv_cache.hpp"
 #include "make_drafter.hpp"
-#include "measure/bandwidth.hpp"
+#include "marked_streamer.hpp"
 #include "measure/timing.hpp"
 #include "speculative_decode.hpp"
 #include "studies.hpp"
-#include "tensor/ops.hpp"
 
 using namespace infer;
 
@@ -34,34 +29,6 @@ struct Options {
   std::vector<int> gammas = {1, 2, 3, 4, 6, 8};
   int gamma = 4, repeats = 3;
   bool tables = false, no_tables = false;
-};
-
-// Streams the text as it is accepted: guesses the target kept in green, the target's own
-// tokens plain (colour only on a terminal).
-class MarkedStreamer {
- public:
-  MarkedStreamer(const Tokenizer& tokenizer, std::string& text)
-      : tokenizer_(tokenizer), decoder_(tokenizer), text_(text), colour_(isatty(fileno(stdout)) != 0) {}
-  void operator()(const StepRecord& step, TokenSource source) {
-    if (tokenizer_.ends_generation(step.token)) return;
-    const std::string piece = decoder_.push(step.token);
-    text_ += piece;
-    const bool green = colour_ && source == TokenSource::drafted;
-    std::fputs(green ? fmt::format("\033[32m{}\033[0m", piece).c_str() : piece.c_str(), stdout);
-    std::fflush(stdout);
-  }
-  void finish() {
-    const std::string rest = decoder_.flush();
-    text_ += rest;
-    std::fputs((rest + "\n").c_str(), stdout);
-    if (colour_) std::fputs("(\033[32mgreen\033[0m: the draft's guesses the target accepted; plain: the target's own tokens)\n", stdout);
-  }
-
- private:
-  const Tokenizer& tokenizer_;
-  StreamDecoder decoder_;
-  std::string& text_;
-  bool colour_;
 };
 
 // The demo: one speculative generation, streamed, then the same prompt decoded plainly.
@@ -167,13 +134,6 @@ int main(int argc, char** argv) {
     RunRecord record = new_record("ch07_speculative_decoding", o);
     run_demo(m, o, opt, record, with_tables);
     if (with_tables) {
-      for (const Table& t : {spec::expected_tokens_table(), spec::analytic_speedup_table({0.1, 0.2})}) {
-        t.emit(o.csv_path);
-      }
-      const BandwidthResult bw = measure_read_bandwidth();
-      fmt::print("measured on {} threads; read bandwidth {:.2f} GB/s\n\n", bw.threads, bw.bytes_per_second / 1e9);
-      record.figures["read_bandwidth"] = bw.bytes_per_second;
-      record.figures["threads"] = bw.threads;
       spec::SpeculationStudy study(m, o, {drafts, opt.draft_model, opt.gamma, gammas, opt.repeats, opt.plot}, record.figures);
       study.run();
     } else if (!opt.no_tables) {

@@ -9,6 +9,7 @@
 #include "agreement_alpha.hpp"
 #include "analytic.hpp"
 #include "make_drafter.hpp"
+#include "measure/bandwidth.hpp"
 #include "measure/svg_plot.hpp"
 #include "measure/timing.hpp"
 #include "model_drafter.hpp"
@@ -53,6 +54,13 @@ SpeculationStudy::SpeculationStudy(LoadedModel& m, const CommonOptions& o, Study
     : m_(m), o_(o), s_(std::move(s)), figures_(figures), prompt_(encode_prompt(m, o)) {}
 
 void SpeculationStudy::run() {
+  // The formulas first: what α and the draft's cost predict, before anything is measured.
+  for (const Table& t : {expected_tokens_table(), analytic_speedup_table({0.1, 0.2})}) t.emit(o_.csv_path);
+  const BandwidthResult bw = measure_read_bandwidth();
+  fmt::print("measured on {} threads; read bandwidth {:.2f} GB/s\n\n", bw.threads, bw.bytes_per_second / 1e9);
+  figures_["read_bandwidth"] = bw.bytes_per_second;
+  figures_["threads"] = bw.threads;
+
   const int max_gamma = std::max(s_.gamma, *std::max_element(s_.gammas.begin(), s_.gammas.end()));
   int64_t longest = std::ssize(prompt_) + o_.n_predict;
   for (const TextKind& t : text_kinds(m_)) longest = std::max(longest, std::ssize(t.prompt) + o_.n_predict);

@@ -72,7 +72,7 @@ Table draft_table(const std::string& title, int gamma, const Timed& plain, std::
 class SpeculationStudy {
  public:
   SpeculationStudy(LoadedModel& m, const CommonOptions& o, StudyOptions s, nlohmann::json& figures);
-  void run();  // prints every table; fills figures
+  void run();  // prints every table, the formulas first; fills figures
 
  private:
   void verify_cost_table();
