@@ -84,10 +84,15 @@ def model_files(llama_cpp, args):
 class Context:
     """A model and a context with a batch large enough for the prefill."""
 
-    def __init__(self, llama_cpp, path, threads, n_ctx):
+    def __init__(self, llama_cpp, path, threads, n_ctx, extra_buffers=True):
         self.L = llama_cpp
         mparams = llama_cpp.llama_model_default_params()
         mparams.n_gpu_layers = 0
+        # llama.cpp's "extra buffer types" hold weights repacked for the CPU's instructions (AMX
+        # tiles on Sapphire Rapids, interleaved rows elsewhere); off, every matrix is multiplied
+        # from the file's own layout. compare_llama_cpp.py turns them off after a crash in them.
+        if not extra_buffers:
+            mparams.use_extra_bufts = False
         self.model = llama_cpp.llama_model_load_from_file(path.encode(), mparams)
         if not self.model:
             raise RuntimeError(f"cannot load {path}")
@@ -135,9 +140,9 @@ class Context:
 class Timing:
     """One model file's context and its timings, filled round by round."""
 
-    def __init__(self, llama_cpp, path, args):
+    def __init__(self, llama_cpp, path, args, extra_buffers=True):
         self.L, self.path, self.args = llama_cpp, path, args
-        self.c = Context(llama_cpp, path, args.threads, max(args.context + 1, args.prefill) + 16)
+        self.c = Context(llama_cpp, path, args.threads, max(args.context + 1, args.prefill) + 16, extra_buffers)
         rng = random.Random(128)
         self.tokens = [rng.randrange(100, self.c.n_vocab - 100) for _ in range(max(args.context + 1, args.prefill))]
         self.steps, self.prefills = [], []
