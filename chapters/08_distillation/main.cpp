@@ -9,21 +9,22 @@
 //   ch08_distillation --labels hard,soft --soft-target both --seeds 1,2,3 --no-draft
 //                                                  hard vs soft, with the tail and without, over 3 seeds
 //   ch08_distillation --seed-table a.json,b.json   the seed table from runs made by separate commands
+//   ch08_distillation --labels soft --temperature 1 --no-draft --qat-steps 16
+//                                                  QAT against PTQ in INT4 g128, 16 more steps each
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "app/run_record.hpp"
 #include "as_draft.hpp"
 #include "03_gqa/grouped_kv_cache.hpp"
-#include "measure/table.hpp"
+#include "measure/table.hpp"  // format_seconds
 #include "measure/timing.hpp"
 #include "pruning.hpp"
+#include "qat.hpp"
 #include "soft_labels.hpp"
-#include "student_gguf.hpp"
 #include "tensor/ops.hpp"  // num_threads
 #include "training_data.hpp"
 #include "training_runs.hpp"
@@ -42,18 +43,11 @@ struct Options {
   std::vector<std::string> seed_table;      // run records to summarise instead of training
   double mix_temperature = 2, mix_weight = 0.5;
   int64_t tokens = 2048, eval_tokens = 512;
-  int window = 128, teacher_k = 64, calibration_windows = 8, gamma = 4, repeats = 3;
+  int window = 128, teacher_k = 64, calibration_windows = 8, gamma = 4, repeats = 3, qat_steps = 0;
   TrainSettings train;
   std::string out = "ch08_student.gguf", plot = "ch08_loss_curves.svg";
   bool no_draft = false;
 };
-
-// ch08_student.gguf, or ch08_student-L20.gguf when several depths are trained.
-std::string student_path(const std::string& out, int depth, bool several) {
-  if (!several) return out;
-  const std::filesystem::path p(out);
-  return (p.parent_path() / fmt::format("{}-L{}{}", p.stem().string(), depth, p.extension().string())).string();
-}
 
 }  // namespace
 
@@ -83,6 +77,8 @@ int main(int argc, char** argv) {
   app.add_option("--out", opt.out, "the trained student as a GGUF file (-L<n> added per depth when several)")->capture_default_str();
   app.add_option("--plot", opt.plot, "SVG plot of the loss curves")->capture_default_str();
   app.add_flag("--no-draft", opt.no_draft, "skip the draft table");
+  app.add_option("--qat-steps", opt.qat_steps, "the QAT table: this many more steps of fp32 and of quantization-aware "
+                 "fine-tuning of the kept student, each then in INT4 g128")->check(CLI::Range(1, 1 << 20));
   app.add_option("--soft-target", opt.soft_target, "the soft label: the teacher's top k and one bucket for the rest "
                  "(tail), the top k renormalised (renormalised), or a run of each (both: the ablation)")
       ->check(CLI::IsMember({"tail", "renormalised", "both"}))->capture_default_str();
@@ -96,22 +92,12 @@ int main(int argc, char** argv) {
       refuse_flags(app, "--seed-table", {"--model", "--student-layers", "--labels", "--temperature", "--mix-temperature",
                                          "--mix-weight", "--tokens", "--window", "--batch", "--lr", "--teacher-k",
                                          "--eval-tokens", "--gamma", "--repeats", "--out", "--plot", "--no-draft",
-                                         "--soft-target", "--seeds", "--seed", "--prompt", "--n-predict"});
-      check_output_path(o.json_path, "--json");
-      RunRecord record;
-      record.binary = "ch08_distillation";
-      std::vector<RunOutcome> runs;
-      for (const std::string& path : opt.seed_table)
-        for (RunOutcome& r : outcomes_from_record(path)) runs.push_back(std::move(r));
-      if (!print_seed_table(runs, o, record.figures))
-        throw UsageError("--seed-table: the records hold runs of one seed only; give the records of two or more seeds");
-      record.write(o.json_path);
+                                         "--soft-target", "--seeds", "--seed", "--prompt", "--n-predict", "--qat-steps"});
+      seed_table_from_records(opt.seed_table, o);
       return;
     }
     // Every flag and output path is checked before any work.
     const std::vector<int>& depths = opt.layers;
-    const std::vector<double>& temperatures = opt.temperatures;
-    const std::vector<std::string>& labels = opt.labels;
     if (opt.tokens < opt.window) throw UsageError(fmt::format("--tokens {} is less than one window of {}", opt.tokens, opt.window));
     check_output_path(opt.out, "--out");
     check_output_path(opt.plot, "--plot");
@@ -120,16 +106,8 @@ int main(int argc, char** argv) {
       if (std::count(opt.seeds.begin(), opt.seeds.end(), opt.seeds[i]) > 1)
         throw UsageError(fmt::format("--seeds: seed {} is given twice", opt.seeds[i]));
     opt.train.seeds = opt.seeds.empty() ? std::vector<uint64_t>{o.sampling.seed} : opt.seeds;
-    using train::SoftTarget;
-    const std::vector<SoftTarget> targets = opt.soft_target == "both" ? std::vector{SoftTarget::with_tail, SoftTarget::top_k_renormalised}
-                                            : opt.soft_target == "tail" ? std::vector{SoftTarget::with_tail}
-                                                                        : std::vector{SoftTarget::top_k_renormalised};
-    const std::vector<RunSpec> specs = run_specs(labels, temperatures, opt.mix_temperature, opt.mix_weight, targets);
-    std::vector<double> tail_temperatures;  // the T of every soft term: the label file keeps the tail at each
-    for (const RunSpec& s : specs)
-      if (s.loss.labels != train::LabelKind::hard && std::find(tail_temperatures.begin(), tail_temperatures.end(), s.loss.temperature) == tail_temperatures.end())
-        tail_temperatures.push_back(s.loss.temperature);
-    std::sort(tail_temperatures.begin(), tail_temperatures.end());
+    const std::vector<RunSpec> specs =
+        run_specs(opt.labels, opt.temperatures, opt.mix_temperature, opt.mix_weight, soft_targets(opt.soft_target));
 
     LoadedModel m = load_model(o);
     const LlamaConfig& c = m.model.config();
@@ -137,10 +115,7 @@ int main(int argc, char** argv) {
       if (d >= c.n_layers) throw UsageError(fmt::format("--student-layers {}: the teacher has {} layers", d, c.n_layers));
     if (opt.window > c.context_length) throw UsageError(fmt::format("--window {} exceeds the context {}", opt.window, c.context_length));
     Stopwatch total;
-    RunRecord record;
-    record.binary = "ch08_distillation";
-    record.model = o.model_path;
-    record.prompt = o.prompt;
+    RunRecord record = new_record("ch08_distillation", o);
     record.figures["threads"] = num_threads();
 
     const TextSplit text = split_text(m.tokenizer, opt.tokens, opt.window, opt.calibration_windows, opt.eval_tokens);
@@ -151,7 +126,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
 
     const train::TeacherLabels teacher_labels = cached_teacher_labels(m, o.model_path, text.training, opt.window, opt.teacher_k,
-                                                                      tail_temperatures);
+                                                                      tail_temperatures(specs));
     HeldOut held_out{text.held_out, opt.window, {}};
     held_out.teacher = evaluate_text<GroupedKvCache>(m.model, held_out.tokens, {.window = opt.window, .chunk = 128, .progress_label = "teacher"});
 
@@ -162,24 +137,10 @@ int main(int argc, char** argv) {
     std::vector<TrainedRun> runs = train_students(m, pruned, teacher_labels, specs, opt.train, held_out);
     print_training_table(runs, pruned, held_out, teacher_labels, o, record.figures);
     print_seed_table(outcomes(runs, opt.teacher_k), o, record.figures);  // with two or more seeds
+    if (opt.qat_steps > 0) print_qat_table(runs, teacher_labels, opt.train, held_out, opt.qat_steps, o, record.figures);
     write_loss_plot(runs, opt.plot);
 
-    std::vector<StudentDraft> drafts;
-    for (TrainedRun& r : runs) {
-      if (!r.student) continue;
-      const std::string path = student_path(opt.out, r.depth, depths.size() > 1);
-      train::write_student_gguf(path, *r.student, m.file.metadata());
-      fmt::print("student ({} layers, {}) written to {} — load it with -m, or in chapter 07 with --draft file "
-                 "--draft-model {}\n", r.depth, r.spec.name, path, path);
-      fmt::print("headline: {} layers, {}: held-out agreement with the teacher {:.1f}% (pruned, untrained: {:.1f}%), "
-                 "perplexity {:.2f}; training {:.1f} tokens/s\n", r.depth, r.spec.name, 100 * r.after.agreement.rate(),
-                 [&] { for (const PrunedStudent& p : pruned) if (p.depth == r.depth) return 100 * p.before.agreement.rate(); return 0.0; }(),
-                 r.after.perplexity, r.tokens_per_second());
-      record.figures["students"].push_back({{"layers", r.depth}, {"labels", r.spec.name}, {"path", path}});
-      drafts.push_back({fmt::format("student, {} layers ({})", r.depth, r.spec.name), train::to_llama(*r.student)});
-      r.student.reset();
-    }
-    std::fflush(stdout);
+    std::vector<StudentDraft> drafts = save_students(runs, pruned, opt.out, depths.size() > 1, m.file.metadata(), record.figures);
     if (!opt.no_draft) print_draft_table(m, o, std::move(drafts), opt.gamma, opt.repeats, record.figures);
     fmt::print("whole run: {}\n", format_seconds(total.seconds()));
     record.figures["seconds"] = total.seconds();

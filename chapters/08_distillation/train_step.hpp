@@ -8,6 +8,7 @@
 
 #include "adamw.hpp"
 #include "distill_loss.hpp"
+#include "fake_quant.hpp"
 #include "student.hpp"
 #include "teacher_labels.hpp"
 
@@ -33,13 +34,17 @@ struct StepOptions {
   LossOptions loss;
   LrSchedule schedule;
   double clip_norm = 1.0;
+  // Quantization-aware training: the forward and backward see Ŵ, the update goes to W
+  // (fake_quant.hpp). nullptr: they see W. Not const: it holds W during the step.
+  FakeQuant* fake_quant = nullptr;
 };
 
 struct StepResult {
   double loss = 0, grad_norm = 0, lr = 0;
 };
 
-// zero_grad, forward, loss, backward, clip, AdamW at the schedule's rate for `step`.
+// zero_grad, forward, loss, backward, clip, AdamW at the schedule's rate for `step`; with
+// options.fake_quant, the forward and backward on Ŵ between quantize_weights and restore_master.
 StepResult train_step(Student<float>& student, AdamW& optimizer, const Batch& batch, const StepOptions& options, int step);
 
 }  // namespace infer::train

@@ -444,6 +444,10 @@ CHAPTERS = [
                              "--out", "{out}/ch08_student.gguf", "--plot", "{out}/ch08_loss_curves.svg"],
                   ["--tokens", "8192", "--student-layers", "20,12",
                    "--out", "{out}/ch08_student.gguf", "--plot", "{out}/ch08_loss_curves.svg"]),
+              # Quantization-aware training against post-training INT4 (README section 6): --full only,
+              # as it trains two more students (about 2 minutes on 2 cores).
+              Run("qat", None, ["--labels", "soft", "--temperature", "1", "--no-draft", "--qat-steps", "16",
+                                "--out", "{out}/ch08_qat_student.gguf", "--plot", "{out}/ch08_qat_loss_curves.svg"]),
               # The student the run above wrote, loaded by chapter 03's binary like any model file.
               # (one depth writes --out itself; several write one file per depth, named -L<layers>).
               Run("student", ["-m", "{out}/ch08_student.gguf", "--no-eval", "-n", "16",
@@ -467,6 +471,7 @@ CHAPTERS = [
                           "tables", "Training at an equal budget", "20|soft T=1", "agreement with the teacher",
                           never=ONE_STEP),
         findings=[Finding("tables", "Training at an equal budget", column="student kept", never=ONE_STEP),
+                  Finding("qat", "Training at an equal budget", column="student kept", never=ONE_STEP),
                   Finding("tables", "The student as chapter 07's draft", column="verdict", repeats="title",
                           margin=ratio_margin("speed-up"))],
     ),

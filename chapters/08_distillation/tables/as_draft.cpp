@@ -1,13 +1,52 @@
 #include "as_draft.hpp"
 
+#include <cstdio>
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "07_speculative_decoding/make_drafter.hpp"
 #include "07_speculative_decoding/model_drafter.hpp"
 #include "07_speculative_decoding/speedup.hpp"  // costs, timing, the formula
 #include "measure/table.hpp"
+#include "student_gguf.hpp"
 
 namespace infer::distill {
+
+namespace {
+
+// ch08_student.gguf, or ch08_student-L20.gguf when several depths are trained.
+std::string student_path(const std::string& out, int depth, bool several) {
+  if (!several) return out;
+  const std::filesystem::path p(out);
+  return (p.parent_path() / fmt::format("{}-L{}{}", p.stem().string(), depth, p.extension().string())).string();
+}
+
+}  // namespace
+
+std::vector<StudentDraft> save_students(std::vector<TrainedRun>& runs, std::span<const PrunedStudent> pruned,
+                                        const std::string& out, bool several_depths,
+                                        const std::map<std::string, gguf::Value>& metadata, nlohmann::json& figures) {
+  std::vector<StudentDraft> drafts;
+  for (TrainedRun& r : runs) {
+    if (!r.student) continue;
+    const std::string path = student_path(out, r.depth, several_depths);
+    train::write_student_gguf(path, *r.student, metadata);
+    fmt::print("student ({} layers, {}) written to {} — load it with -m, or in chapter 07 with --draft file "
+               "--draft-model {}\n", r.depth, r.spec.name, path, path);
+    double untrained = 0;  // the pruned student's agreement before training
+    for (const PrunedStudent& p : pruned)
+      if (p.depth == r.depth) untrained = 100 * p.before.agreement.rate();
+    fmt::print("headline: {} layers, {}: held-out agreement with the teacher {:.1f}% (pruned, untrained: {:.1f}%), "
+               "perplexity {:.2f}; training {:.1f} tokens/s\n", r.depth, r.spec.name, 100 * r.after.agreement.rate(),
+               untrained, r.after.perplexity, r.tokens_per_second());
+    figures["students"].push_back({{"layers", r.depth}, {"labels", r.spec.name}, {"path", path}});
+    drafts.push_back({fmt::format("student, {} layers ({})", r.depth, r.spec.name), train::to_llama(*r.student)});
+    r.student.reset();
+  }
+  std::fflush(stdout);  // before the draft table's progress lines on stderr
+  return drafts;
+}
 
 void print_draft_table(LoadedModel& m, const CommonOptions& o, std::vector<StudentDraft> students, int gamma, int repeats,
                        nlohmann::json& figures) {

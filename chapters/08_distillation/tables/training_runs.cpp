@@ -40,6 +40,21 @@ std::vector<RunSpec> run_specs(std::span<const std::string> labels, std::span<co
   return specs;
 }
 
+std::vector<train::SoftTarget> soft_targets(const std::string& flag) {
+  using train::SoftTarget;
+  if (flag == "both") return {SoftTarget::with_tail, SoftTarget::top_k_renormalised};
+  return {flag == "tail" ? SoftTarget::with_tail : SoftTarget::top_k_renormalised};
+}
+
+std::vector<double> tail_temperatures(std::span<const RunSpec> specs) {
+  std::vector<double> ts;
+  for (const RunSpec& s : specs)
+    if (s.loss.labels != train::LabelKind::hard && std::find(ts.begin(), ts.end(), s.loss.temperature) == ts.end())
+      ts.push_back(s.loss.temperature);
+  std::sort(ts.begin(), ts.end());
+  return ts;
+}
+
 std::string soft_target_name(const train::LossOptions& loss, int k) {
   if (loss.labels == train::LabelKind::hard) return "";
   return loss.target == train::SoftTarget::with_tail ? fmt::format("top {} + tail", k) : fmt::format("top {} renormalised", k);
@@ -131,24 +146,43 @@ TrainedRun train_one(LoadedModel& m, const PrunedStudent& p, const train::Teache
   TrainedRun run;
   run.depth = p.depth, run.spec = spec, run.seed = seed;
   run.student = std::make_unique<train::Student<float>>(train::Student<float>::from_teacher(m.model, p.keep));
-  train::Student<float>& s = *run.student;
-  const int B = t.batch, S = labels.window;
-  const std::vector<int64_t> order = train::shuffled_order(labels.windows(), seed);
-  const int steps = static_cast<int>((labels.windows() + B - 1) / B);
-  const train::StepOptions options{spec.loss, {.peak = t.lr, .floor_ratio = 0.1, .warmup = std::max(1, steps / 10), .total = steps}, t.clip};
-  train::AdamW optimizer;
-  run.flops_per_token = training_flops_per_token(s.config(), S);
+  run.flops_per_token = training_flops_per_token(run.student->config(), labels.window);
   const std::string target = soft_target_name(spec.loss, labels.k);
   const std::string label = fmt::format("{} layers, {}{}{}, seed {}", p.depth, spec.name, target.empty() ? "" : ", ",
                                         target, seed);
+  train_steps(*run.student, labels, spec.loss, t, seed, steps_per_pass(labels, t), label, run);
+  run.student->grads = {};  // 4 bytes a parameter the trained student no longer needs
+  return run;
+}
+
+}  // namespace
+
+int steps_per_pass(const train::TeacherLabels& labels, const TrainSettings& t) {
+  return static_cast<int>((labels.windows() + t.batch - 1) / t.batch);
+}
+
+void train_steps(train::Student<float>& s, const train::TeacherLabels& labels, const train::LossOptions& loss,
+                 const TrainSettings& t, uint64_t seed, int steps, const std::string& label, TrainedRun& run,
+                 train::FakeQuant* fake_quant) {
+  const int B = t.batch, S = labels.window, per_pass = steps_per_pass(labels, t);
+  const std::vector<int64_t> order = train::shuffled_order(labels.windows(), seed);
+  const train::StepOptions options{.loss = loss,
+                                   .schedule = {.peak = t.lr, .floor_ratio = 0.1, .warmup = std::max(1, steps / 10), .total = steps},
+                                   .clip_norm = t.clip, .fake_quant = fake_quant};
+  train::AdamW optimizer;
+  auto windows_of = [&](int step) {  // order[first, first + B), fewer at the end of a pass; then the order again
+    const int64_t first = int64_t{step % per_pass} * B;
+    return std::span<const int64_t>(order.data() + first, std::min<int64_t>(std::ssize(order) - first, B));
+  };
+  int64_t total = 0;
+  for (int step = 0; step < steps; ++step) total += std::ssize(windows_of(step)) * S;
   live_line(fmt::format("training {}: {} steps of {} windows × {} tokens", label, steps, B, S));
-  ProgressBar bar(label, labels.size());
+  ProgressBar bar(label, total);
   const int every = std::max(1, steps / 8);
   Stopwatch clock;
   for (int step = 0; step < steps; ++step) {
-    const int64_t first = int64_t{step} * B;  // this step's windows: order[first, first + B), fewer at the end
-    const std::span<const int64_t> windows(order.data() + first, std::min<int64_t>(std::ssize(order) - first, B));
-    const train::Batch batch = train::make_batch(labels, windows, spec.loss);
+    const std::span<const int64_t> windows = windows_of(step);
+    const train::Batch batch = train::make_batch(labels, windows, loss);
     const train::StepResult r = train::train_step(s, optimizer, batch, options, step);
     run.tokens_seen.push_back(static_cast<double>(run.tokens));  // the loss is measured before the step's update
     run.loss.push_back(r.loss);
@@ -158,13 +192,9 @@ TrainedRun train_one(LoadedModel& m, const PrunedStudent& p, const train::Teache
       live_line(fmt::format("  step {:>4}/{}  loss {:.4f}  |grad| {:.3f}  lr {:.2e}  {:.0f} tokens/s", step + 1, steps,
                             r.loss, r.grad_norm, r.lr, static_cast<double>(run.tokens) / clock.seconds()));
   }
-  run.seconds = clock.seconds();
+  run.seconds += clock.seconds();
   bar.done();
-  s.grads = {};  // 4 bytes a parameter the trained student no longer needs
-  return run;
 }
-
-}  // namespace
 
 std::vector<TrainedRun> train_students(LoadedModel& m, std::span<const PrunedStudent> pruned,
                                        const train::TeacherLabels& labels, std::span<const RunSpec> specs,
@@ -381,6 +411,18 @@ bool print_seed_table(std::span<const RunOutcome> runs, const CommonOptions& o, 
              "hard\" counts the seeds where the run beat it. Every run starts from the same pruned student.");
   t.emit(o.csv_path);
   return true;
+}
+
+void seed_table_from_records(std::span<const std::string> paths, const CommonOptions& options) {
+  check_output_path(options.json_path, "--json");
+  RunRecord record;
+  record.binary = "ch08_distillation";
+  std::vector<RunOutcome> runs;
+  for (const std::string& path : paths)
+    for (RunOutcome& r : outcomes_from_record(path)) runs.push_back(std::move(r));
+  if (!print_seed_table(runs, options, record.figures))
+    throw UsageError("--seed-table: the records hold runs of one seed only; give the records of two or more seeds");
+  record.write(options.json_path);
 }
 
 }  // namespace infer::distill

@@ -14,6 +14,7 @@
 
 #include "app/cli.hpp"
 #include "distill_loss.hpp"
+#include "fake_quant.hpp"
 #include "held_out.hpp"
 #include "pruning.hpp"
 #include "student.hpp"
@@ -29,6 +30,12 @@ struct RunSpec {
 // each soft and mix run once per soft target in `targets` (the tail bucket, or the top k renormalised).
 std::vector<RunSpec> run_specs(std::span<const std::string> labels, std::span<const double> temperatures,
                                double mix_temperature, double mix_weight, std::span<const train::SoftTarget> targets);
+
+// --soft-target's value: "tail", "renormalised", or "both" (the ablation: one run of each).
+std::vector<train::SoftTarget> soft_targets(const std::string& flag);
+// The temperatures of the soft terms among `specs`, ascending, once each: the label file keeps
+// the tail bucket at each of them.
+std::vector<double> tail_temperatures(std::span<const RunSpec> specs);
 
 // "top 64 + tail", "top 64 renormalised"; "" for a hard run.
 std::string soft_target_name(const train::LossOptions& loss, int k);
@@ -68,6 +75,19 @@ struct TrainedRun {
   double tokens_per_second() const { return seconds > 0 ? static_cast<double>(tokens) / seconds : 0; }
 };
 
+// The steps of one pass over the teacher file's windows, `settings.batch` windows a step.
+int steps_per_pass(const train::TeacherLabels& labels, const TrainSettings& settings);
+
+// Trains `student` in place for `steps` clipped AdamW steps from a fresh optimizer, warm-up +
+// cosine over those steps: each step settings.batch windows of the teacher file in the order drawn
+// from `seed` (fewer at the end of a pass; past one pass, the same order again), with a progress
+// bar and live loss on stderr named by `label`. fake_quant: the weights the passes see
+// (train_step.hpp); nullptr: the student's own. Appends to run's tokens_seen and loss, adds to its
+// tokens and seconds.
+void train_steps(train::Student<float>& student, const train::TeacherLabels& labels, const train::LossOptions& loss,
+                 const TrainSettings& settings, uint64_t seed, int steps, const std::string& label, TrainedRun& run,
+                 train::FakeQuant* fake_quant = nullptr);
+
 // Trains one student per (depth, seed, spec) from its pruned start on the teacher file's windows,
 // every spec of a seed in that seed's order, with a progress bar and live loss on stderr; scores
 // each on the held-out text. Keeps the student of the run with the best agreement for each depth.
@@ -100,5 +120,9 @@ std::vector<RunOutcome> outcomes_from_record(const std::string& path);
 // and KL at T = 1, and each soft run's agreement minus the hard run's of the same seed. Prints
 // nothing and returns false when no run has more than one seed.
 bool print_seed_table(std::span<const RunOutcome> runs, const CommonOptions& options, nlohmann::json& figures);
+// --seed-table: the seed table of the runs in these chapter 08 run records (--json of earlier
+// commands), and a record of it at options.json_path; trains nothing. Throws UsageError when the
+// records hold one seed only.
+void seed_table_from_records(std::span<const std::string> paths, const CommonOptions& options);
 
 }  // namespace infer::distill
