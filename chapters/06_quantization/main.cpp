@@ -9,6 +9,7 @@
 //   ch06_quantization --quant q4_1 --int8-activations   … with x rounded to int8 too (decode)
 //   ch06_quantization --speed -t 2                 part 2: the speed table of the kernels
 //   ch06_quantization --memory                     part 2: what fits on 8/16/24 GB cards and in this RAM
+//   ch06_quantization --calibrated                 INT4 g128 calibrated on text: AWQ and GPTQ (calibrated_int4.cpp)
 //
 // The tables, in the order printed (tables/: the studies; the layer is the directory above):
 //   1  weight error of every scheme over every projection matrix, and the outlier statistics
@@ -33,6 +34,7 @@
 #include "app/cli.hpp"
 #include "app/run_record.hpp"
 #include "app/text_streamer.hpp"
+#include "calibrated_int4.hpp"
 #include "02_kv_cache/cached_generate.hpp"
 #include "03_gqa/grouped_kv_cache.hpp"
 #include "int8_activations.hpp"
@@ -126,6 +128,9 @@ int main(int argc, char** argv) {
   app.add_flag("--memory", memory, "part 2: what fits — weights, context and users for 7B/13B/70B on 8/16/24 GB "
                                    "cards, and for this model in this machine's RAM (no model run)")
       ->excludes(quant_opt)->excludes(speed_opt);
+  bool calibrated = false;
+  app.add_flag("--calibrated", calibrated, "only the table of INT4 g128 calibrated on text: AWQ and GPTQ beside INT4 "
+               "g128 and NF4 (the quality flags apply)")->excludes(quant_opt)->excludes(speed_opt)->excludes("--memory");
 
   return run_main(app, argc, argv, [&] {
     if (memory) {
@@ -175,14 +180,19 @@ int main(int argc, char** argv) {
     if (no_quality)
       refuse_flags(app, "--no-quality", {"--eval-tokens", "--window", "--agree-tokens", "--answer-tokens",
                                          "--battery-penalty", "--calib-tokens"});
+    if (calibrated) refuse_flags(app, "--calibrated", {"--no-quality", "--battery-penalty"});
     LoadedModel m = load_model(o);
     if (q.window > m.model.config().context_length)
       throw UsageError(fmt::format("--window {} exceeds the context length {}", q.window, m.model.config().context_length));
     RunRecord record = new_record("ch06_quantization", o, "tables");
-    record.prompt = kOutlierPrompt;
-    weight_error_tables(m.model, o, record.figures);
-    activation_tables(m.model, m.tokenizer, o, record.figures);
-    if (!no_quality) quality_tables(m, o, q, record.figures);
+    if (calibrated) {
+      calibrated_int4_table(m, o, q, record.figures);
+    } else {
+      record.prompt = kOutlierPrompt;
+      weight_error_tables(m.model, o, record.figures);
+      activation_tables(m.model, m.tokenizer, o, record.figures);
+      if (!no_quality) quality_tables(m, o, q, record.figures);
+    }
     save_record(record, o, nullptr);
   });
 }

@@ -39,12 +39,11 @@ std::string ratio_text(double r) {
   return r < 2 ? fmt::format("{:+.1f}%", 100 * (r - 1)) : r < 1e4 ? fmt::format("{:.1f}×", r) : fmt::format("{:.2g}×", r);
 }
 
-
 constexpr float kSmoothAlpha = 0.5f;  // SmoothQuant's migration strength (the paper's default for most models)
 constexpr float kOutlierThreshold = 6.0f;  // LLM.int8's outlier magnitude (the paper's)
 
-// Calibration text for SmoothQuant: the last `n` tokens before the held-out slice (the end of
-// Judges), so the scales never see the text they are evaluated on.
+// Calibration text (SmoothQuant; AWQ and GPTQ in calibrated_int4.cpp): the last `n` tokens before
+// the held-out slice (the end of Judges), so the scales never see the text they are evaluated on.
 std::vector<int32_t> calibration_tokens(const Tokenizer& tok, const std::string& eval_text, int64_t n) {
   const std::string held = held_out_text(eval_text);
   const std::size_t before = eval_text.size() - held.size();
@@ -56,99 +55,88 @@ std::vector<int32_t> calibration_tokens(const Tokenizer& tok, const std::string&
 
 }  // namespace
 
-void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions& q, nlohmann::json& figures) {
-  Llama& model = m.model;
-  const Tokenizer& tok = m.tokenizer;
+QualityBench quality_bench(LoadedModel& m, const QualityOptions& q) {
+  QualityBench bench;
   const std::string eval_text = read_eval_text();
-  std::vector<int32_t> tokens = tok.encode(held_out_text(eval_text), /*parse_special=*/false);
-  if (q.eval_tokens > std::ssize(tokens)) {
-    fmt::print(stderr, "note: the held-out text has {} tokens; evaluating all of them\n", tokens.size());
+  bench.tokens = m.tokenizer.encode(held_out_text(eval_text), /*parse_special=*/false);
+  if (q.eval_tokens > std::ssize(bench.tokens)) {
+    fmt::print(stderr, "note: the held-out text has {} tokens; evaluating all of them\n", bench.tokens.size());
   } else {
-    tokens.resize(q.eval_tokens);
+    bench.tokens.resize(q.eval_tokens);
   }
-  const std::vector<Question> questions = read_questions(questions_path());
-  const ReferenceWeights reference = keep_reference(model);
-
+  bench.questions = read_questions(questions_path());
+  bench.reference = keep_reference(m.model);
   // The reference's greedy output, once.
-  const GreedyReference greedy = greedy_reference(model, tok, q.agree_tokens);  // agreement.hpp
-  if (greedy.positions() < 144)
+  bench.greedy = greedy_reference(m.model, m.tokenizer, q.agree_tokens);  // agreement.hpp
+  if (bench.greedy.positions() < 144)
     fmt::print(stderr, "note: the reference's greedy answers give only {} agreement positions (raise --agree-tokens)\n",
-               greedy.positions());
+               bench.greedy.positions());
+  bench.calibration = calibration_tokens(m.tokenizer, eval_text, q.calib_tokens);
+  return bench;
+}
 
-  // The rows: fp32, every weight-only scheme, then 8-bit activations too (W8A8), without and with
-  // SmoothQuant's scales (calibrated once, on the reference model), and with LLM.int8's outlier
-  // columns in fp32 (llm_int8.hpp).
-  const auto schemes = table_schemes();
-  std::vector<std::function<QuantizedModel()>> rows = {[&] { return quantize_model(model, reference, nullptr); }};
-  for (const auto& s : schemes) rows.push_back([&, scheme = s.get()] { return quantize_model(model, reference, scheme); });
-  const std::vector<int32_t> calibration = calibration_tokens(tok, eval_text, q.calib_tokens);
-  const InputMaxima maxima = calibrate_input_maxima(model, reference, calibration);
-  const std::vector<std::vector<float>> smoothing = smoothing_factors(maxima, reference, kSmoothAlpha);
-  rows.push_back([&] { return quantize_model_w8a8(model, reference, {}, "W8A8"); });
-  rows.push_back([&] { return quantize_model_w8a8(model, reference, smoothing, "W8A8 SmoothQuant"); });
-  std::vector<OutlierCounts> outliers, outliers_int8;  // what LLM.int8's layers flag, filled by their runs
-  rows.push_back([&] {
-    return quantize_model_llm_int8(model, reference, kOutlierThreshold, OutlierWeights::original, outliers,
-                                   "W8A8 LLM.int8");
-  });
-  rows.push_back([&] {
-    return quantize_model_llm_int8(model, reference, kOutlierThreshold, OutlierWeights::int8, outliers_int8,
-                                   "W8A8 LLM.int8 (INT8 W)");
-  });
+std::vector<QualityResult> measure_quality(LoadedModel& m, const QualityBench& bench, const QualityOptions& q,
+                                           const std::vector<QualityRow>& rows, bool penalized_battery) {
   const GreedyPenalty penalty{.repeat_penalty = q.battery_penalty, .repeat_last_n = 64};
-
-  struct Result {
-    QuantizedModel info;
-    TextEvaluation text;
-    BatteryResult battery, battery_penalized;
-    AgreementCount agree;
-    double seconds = 0;
-  };
-  std::vector<Result> results;
-  Stopwatch total;
-  for (const auto& apply : rows) {
+  std::vector<QualityResult> results;
+  for (const QualityRow& apply : rows) {
     Stopwatch clock;
-    Result r;
+    QualityResult r;
     r.info = apply();
     const EvalOptions eval{.window = q.window, .chunk = q.window, .progress_label = "perplexity, " + r.info.scheme};
-    r.text = evaluate_text<GroupedKvCache>(model, tokens, eval);
-    r.battery = run_battery(model, tok, questions, q.answer_tokens);
-    r.battery_penalized = run_battery(model, tok, questions, q.answer_tokens, penalty);
-    r.agree = greedy_agreement_with(model, greedy);
+    r.text = evaluate_text<GroupedKvCache>(m.model, bench.tokens, eval);
+    r.battery = run_battery(m.model, m.tokenizer, bench.questions, q.answer_tokens);
+    if (penalized_battery) r.battery_penalized = run_battery(m.model, m.tokenizer, bench.questions, q.answer_tokens, penalty);
+    r.agree = greedy_agreement_with(m.model, bench.greedy);
     r.seconds = clock.seconds();
     results.push_back(std::move(r));
   }
-  quantize_model(model, reference, nullptr);  // leave the model as it came
-  const double seconds = total.seconds();
+  quantize_model(m.model, bench.reference, nullptr);  // leave the model as it came
+  return results;
+}
 
-  const TextEvaluation& base = results[0].text;
-  const int64_t n_q = std::ssize(questions);
-  Table table(fmt::format("Quality of the model with its weights quantized in place ({} perplexity positions of held-out "
-                          "text in {} windows of ≤ {}; {} questions; {} agreement positions)",
-                          base.count(), base.windows, q.window, n_q, greedy.positions()),
-              {"scheme", "bits/weight", "weights", "perplexity", "Δ vs fp32", "battery", "battery 95% CI",
-               "agreement", "agreement 95% CI", "top-1 same as fp32 on text", "time"});
-  for (const Result& r : results) {
+Table quality_table(std::string_view what, const std::vector<QualityResult>& results, const QualityBench& bench,
+                    const QualityOptions& q, const std::vector<QualityColumn>& extra, nlohmann::json& figures) {
+  const TextEvaluation& base = results.at(0).text;
+  const GreedyReference& greedy = bench.greedy;
+  const int64_t n_q = std::ssize(bench.questions);
+  std::vector<std::string> headers = {"scheme", "bits/weight", "weights"};
+  for (const QualityColumn& c : extra) headers.push_back(c.header);
+  headers.insert(headers.end(), {"perplexity", "Δ vs fp32", "battery", "battery 95% CI", "agreement", "agreement 95% CI",
+                                 "top-1 same as fp32 on text", "time"});
+  Table table(fmt::format("{} ({} perplexity positions of held-out text in {} windows of ≤ {}; {} questions; {} agreement "
+                          "positions)",
+                          what, base.count(), base.windows, q.window, n_q, greedy.positions()),
+              headers);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const QualityResult& r = results[i];
     const Interval bi = wilson_interval(r.battery.score(), r.battery.size());
     const Interval ai = wilson_interval(r.agree.agreeing, r.agree.positions);
     const Agreement text_agree = greedy_agreement(base, r.text);
     const double ppl = r.text.perplexity();
-    table.add_row({r.info.scheme, fixed(r.info.bits_per_weight(), 3), format_bytes(r.info.packed_bytes),
-                   perplexity_text(ppl),
-                   r.info.scheme == "fp32" ? "" : ratio_text(ppl / base.perplexity()),
-                   fmt::format("{}/{}", r.battery.score(), r.battery.size()), fmt::format("{:.2f}–{:.2f}", bi.lo, bi.hi),
-                   fmt::format("{}/{}", r.agree.agreeing, r.agree.positions), fmt::format("{:.2f}–{:.2f}", ai.lo, ai.hi),
-                   cell::percent(text_agree.rate()), format_seconds(r.seconds)});
-    figures["quality"].push_back({{"scheme", r.info.scheme}, {"bits_per_weight", r.info.bits_per_weight()},
-                                  {"packed_bytes", r.info.packed_bytes}, {"embedding_error", r.info.embedding_error},
-                                  {"perplexity", ppl}, {"mean_nll", r.text.mean_nll()}, {"positions", r.text.count()},
-                                  {"battery_correct", r.battery.score()}, {"battery_size", r.battery.size()},
-                                  {"battery_ci", {bi.lo, bi.hi}}, {"battery_correct_per_question", r.battery.correct},
-                                  {"battery_penalized_correct", r.battery_penalized.score()},
-                                  {"battery_penalized_correct_per_question", r.battery_penalized.correct},
-                                  {"agreement", r.agree.agreeing}, {"agreement_positions", r.agree.positions},
-                                  {"agreement_ci", {ai.lo, ai.hi}}, {"text_top1_agreement", text_agree.rate()},
-                                  {"seconds", r.seconds}});
+    std::vector<std::string> row = {r.info.scheme, fixed(r.info.bits_per_weight(), 3), format_bytes(r.info.packed_bytes)};
+    for (const QualityColumn& c : extra) row.push_back(c.cells.at(i));
+    row.insert(row.end(), {perplexity_text(ppl), i == 0 ? "" : ratio_text(ppl / base.perplexity()),
+                           fmt::format("{}/{}", r.battery.score(), r.battery.size()),
+                           fmt::format("{:.2f}–{:.2f}", bi.lo, bi.hi),
+                           fmt::format("{}/{}", r.agree.agreeing, r.agree.positions),
+                           fmt::format("{:.2f}–{:.2f}", ai.lo, ai.hi), cell::percent(text_agree.rate()),
+                           format_seconds(r.seconds)});
+    table.add_row(std::move(row));
+    nlohmann::json record = {{"scheme", r.info.scheme}, {"bits_per_weight", r.info.bits_per_weight()},
+                             {"packed_bytes", r.info.packed_bytes}, {"embedding_error", r.info.embedding_error},
+                             {"perplexity", ppl}, {"mean_nll", r.text.mean_nll()}, {"positions", r.text.count()},
+                             {"battery_correct", r.battery.score()}, {"battery_size", r.battery.size()},
+                             {"battery_ci", {bi.lo, bi.hi}}, {"battery_correct_per_question", r.battery.correct},
+                             {"agreement", r.agree.agreeing}, {"agreement_positions", r.agree.positions},
+                             {"agreement_ci", {ai.lo, ai.hi}}, {"text_top1_agreement", text_agree.rate()},
+                             {"seconds", r.seconds}};
+    if (!r.battery_penalized.correct.empty()) {
+      record["battery_penalized_correct"] = r.battery_penalized.score();
+      record["battery_penalized_correct_per_question"] = r.battery_penalized.correct;
+    }
+    for (const QualityColumn& c : extra) record[c.header] = c.cells.at(i);
+    figures.push_back(std::move(record));
   }
   // What the battery can distinguish: how many questions below the reference's score a model must
   // fall before the two 95% intervals stop overlapping.
@@ -168,6 +156,41 @@ void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions
                              "the quantized model's top token given the same prefix (fp32 against itself checks the "
                              "method: batched prefill vs decode). Text column: the same question on the held-out text.",
                              greedy.positions(), greedy.prompts.size()));
+  return table;
+}
+
+void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions& q, nlohmann::json& figures) {
+  Llama& model = m.model;
+  const QualityBench bench = quality_bench(m, q);
+  const ReferenceWeights& reference = bench.reference;
+  const std::vector<Question>& questions = bench.questions;
+
+  // The rows: fp32, every weight-only scheme, then 8-bit activations too (W8A8), without and with
+  // SmoothQuant's scales (calibrated once, on the reference model), and with LLM.int8's outlier
+  // columns in fp32 (llm_int8.hpp).
+  const auto schemes = table_schemes();
+  std::vector<QualityRow> rows = {[&] { return quantize_model(model, reference, nullptr); }};
+  for (const auto& s : schemes) rows.push_back([&, scheme = s.get()] { return quantize_model(model, reference, scheme); });
+  const InputMaxima maxima = calibrate_input_maxima(model, reference, bench.calibration);
+  const std::vector<std::vector<float>> smoothing = smoothing_factors(maxima, reference, kSmoothAlpha);
+  rows.push_back([&] { return quantize_model_w8a8(model, reference, {}, "W8A8"); });
+  rows.push_back([&] { return quantize_model_w8a8(model, reference, smoothing, "W8A8 SmoothQuant"); });
+  std::vector<OutlierCounts> outliers, outliers_int8;  // what LLM.int8's layers flag, filled by their runs
+  rows.push_back([&] {
+    return quantize_model_llm_int8(model, reference, kOutlierThreshold, OutlierWeights::original, outliers,
+                                   "W8A8 LLM.int8");
+  });
+  rows.push_back([&] {
+    return quantize_model_llm_int8(model, reference, kOutlierThreshold, OutlierWeights::int8, outliers_int8,
+                                   "W8A8 LLM.int8 (INT8 W)");
+  });
+
+  Stopwatch total;
+  const std::vector<QualityResult> results = measure_quality(m, bench, q, rows, /*penalized_battery=*/true);
+  const double seconds = total.seconds();
+  const int64_t n_q = std::ssize(questions);
+  Table table = quality_table("Quality of the model with its weights quantized in place", results, bench, q, {},
+                              figures["quality"]);
   table.add_note(fmt::format("W8A8: every projection's input rounded to int8 per token (scale max|x|/127) and its "
                              "weights INT8 per-row, multiplied in fp32 (simulated); the embedding/output matrix INT8 "
                              "per-row, weights only. SmoothQuant: x/s and W·s with s = max|X|^{0}/max|W|^{1}, max|X| from "
@@ -187,7 +210,7 @@ void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions
                         "prompt included)", q.battery_penalty),
             {"scheme", "battery, no penalty", fmt::format("battery, penalty {:g}", q.battery_penalty), "change",
              "answers that differ", "questions flipped"});
-  for (const Result& r : results) {
+  for (const QualityResult& r : results) {
     int64_t differ = 0, flipped = 0;
     for (std::size_t i = 0; i < questions.size(); ++i) {
       differ += r.battery.replies[i] != r.battery_penalized.replies[i] ? 1 : 0;
@@ -199,7 +222,7 @@ void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions
                  fmt::format("{} of {}", differ, n_q), fmt::format("{} of {}", flipped, n_q)});
   }
   auto score_of = [&](const std::string& name, bool penalized) -> std::optional<int64_t> {
-    for (const Result& r : results)
+    for (const QualityResult& r : results)
       if (r.info.scheme == name) return penalized ? r.battery_penalized.score() : r.battery.score();
     return std::nullopt;
   };
@@ -219,14 +242,14 @@ void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions
 
   // Per question: which models got it right.
   std::vector<std::string> headers = {"question", "fp32 answer"};
-  for (const Result& r : results) headers.push_back(r.info.scheme);
+  for (const QualityResult& r : results) headers.push_back(r.info.scheme);
   Table per_q("Question battery: the fp32 answer and who answered correctly (+) or not (.)", headers);
   for (std::size_t i = 0; i < questions.size(); ++i) {
     std::string answer = results[0].battery.replies[i];
     std::replace(answer.begin(), answer.end(), '\n', ' ');
     if (answer.size() > 40) answer = answer.substr(0, 37) + "...";
     std::vector<std::string> row = {questions[i].question, answer};
-    for (const Result& r : results) row.push_back(r.battery.correct[i] ? "+" : ".");
+    for (const QualityResult& r : results) row.push_back(r.battery.correct[i] ? "+" : ".");
     per_q.add_row(row);
   }
   per_q.emit(o.csv_path);
