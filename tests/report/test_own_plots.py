@@ -27,6 +27,7 @@ import course  # noqa: E402
 import plots  # noqa: E402
 from chapters import OwnPlot, Series  # noqa: E402
 from check_report import check_own_plots  # noqa: E402
+from tampering import expect_problem  # noqa: E402
 
 CSV = """# 5. Prefill (a made-up run)
 P (prompt tokens),runs,per token (ms)
@@ -115,15 +116,7 @@ def main():
             print("ok: the binaries' plots of a sound report pass")
 
         def broken(case, edit, *words):
-            saved = {p: p.read_text() for p in report.glob("p*.svg")}
-            edit()
-            problems = check_own_plots(report)
-            if not any(all(w in p for w in words) for p in problems):
-                failures.append(f"{case}: the check did not say {words} (it said {problems})")
-            else:
-                print(f"ok: {case}: {next(p for p in problems if all(w in p for w in words))}")
-            for p, text in saved.items():
-                p.write_text(text)
+            expect_problem(failures, case, list(report.glob("p*.svg")), edit, lambda: check_own_plots(report), *words)
 
         def redraw(name, curves):
             return lambda: draw(sample, report / name, curves, SPECS[name][1])

@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import plots  # noqa: E402
 from chapters import Plot, Ref  # noqa: E402
 from check_report import check_plot_data  # noqa: E402
+from tampering import expect_problem  # noqa: E402
 
 CSV = """# 1. Step time against tokens (a made-up run)
 T (tokens),time (s),predicted (s),scheme,note,predicted work (GMAC)
@@ -132,15 +133,8 @@ def main():
             print("ok: the data check passes on good plots")
 
         def tampered(case, edit, *words):
-            saved = {p: p.read_text() for p in (report / "plots").iterdir()}
-            edit()
-            problems = check_plot_data(report)
-            if not any(all(w in p for w in words) for p in problems):
-                failures.append(f"{case}: the data check did not say {words} (it said {problems})")
-            else:
-                print(f"ok: {case}: {problems[0]}")
-            for p, text in saved.items():
-                p.write_text(text)
+            expect_problem(failures, case, list((report / "plots").iterdir()), edit, lambda: check_plot_data(report),
+                           *words)
 
         data = report / "plots" / "p0.tsv"
         tampered("a plotted value changed", lambda: data.write_text(data.read_text().replace("0.115", "0.116")),
