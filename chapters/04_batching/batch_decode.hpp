@@ -48,6 +48,14 @@ class StepEngine {
   virtual void release(const Request& r) = 0;
 };
 
+// What one slot did in a step: who held it, and whether it fed a prompt, decoded one token, was
+// a padding row (static batching: a finished member still computed) or stood empty.
+struct SlotUse {
+  enum Kind : uint8_t { idle, prefill, decode, padding };
+  int request = -1;  // id; −1 when idle
+  Kind kind = idle;
+};
+
 // What one step of a policy did, for the tables and the tests.
 struct StepLog {
   double start = 0, end = 0;  // clock time
@@ -56,6 +64,7 @@ struct StepLog {
   int retired = 0;            // finished and left their slot after it
   int64_t tokens_fed = 0;     // prompts of the admitted + one token per other request
   int useful = 0;             // generated tokens a request kept (static batching: not the padding)
+  std::vector<SlotUse> slots;  // one per slot (static batching: per row of the batch size)
 };
 
 // One forward over the chunks, then each chunk's next token drawn from its last row of logits

@@ -31,6 +31,7 @@ StepLog Scheduler::step() {
 
   // 1. Admit: the longest-waiting arrived request takes the lowest free slot.
   const double now = clock_.now();
+  std::vector<Request*> admitted;
   for (Request*& slot : slots_) {
     if (slot != nullptr) continue;
     if (waiting_.empty() || waiting_.front()->arrival > now || !can_admit(*waiting_.front())) break;
@@ -38,10 +39,15 @@ StepLog Scheduler::step() {
     waiting_.pop_front();
     engine_.admit(*slot, slot->max_new_tokens);
     slot->admitted = now;
+    admitted.push_back(slot);
     ++entry.admitted;
   }
 
   before_run();
+  for (const Request* r : slots_) {  // who holds each slot in this step (after any preemption)
+    const bool prefill = std::find(admitted.begin(), admitted.end(), r) != admitted.end();
+    entry.slots.push_back(r == nullptr ? SlotUse{} : SlotUse{r->id, prefill ? SlotUse::prefill : SlotUse::decode});
+  }
 
   // 2. Run one step over every occupied slot, in slot order.
   std::vector<Request*> batch;

@@ -43,7 +43,11 @@ bool StaticBatcher::run_batch() {
     StepLog entry;
     entry.batch = static_cast<int>(batch.size());
     entry.admitted = s == 0 ? entry.batch : 0;
-    for (const Request* r : batch) entry.tokens_fed += s == 0 ? std::ssize(r->prompt) : 1;
+    for (const Request* r : batch) {
+      entry.tokens_fed += s == 0 ? std::ssize(r->prompt) : 1;
+      entry.slots.push_back({r->id, s == 0 ? SlotUse::prefill : r->done() ? SlotUse::padding : SlotUse::decode});
+    }
+    entry.slots.resize(static_cast<std::size_t>(batch_size_));  // a short last batch: the rest idle
     entry.start = clock_.now();
     const std::vector<int32_t> next = engine_.step(batch);
     entry.end = clock_.now();

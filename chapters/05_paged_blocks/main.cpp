@@ -13,12 +13,14 @@
 //   4  samples_table     4 samples of one prompt: forked (shared blocks, copy-on-write) vs independent
 //   5  block_size_table  block size: waste against step time
 //   6  fragmentation_table  table 2's budget as one arena: holes too small for the next request (first fit) vs blocks
-// Tables 1, 2, 5 and 6 measure part 1 of the lesson (paging); tables 3 and 4 part 2 (sharing).
+//   7  block_trace       a short run on 24 blocks of 4, step by step: who holds each block (figures.block_trace in --json)
+// Tables 1, 2, 5 and 6 measure part 1 of the lesson (paging); tables 3 and 4 part 2 (sharing); table 7 shows both.
 #include <fmt/format.h>
 
 #include "app/cli.hpp"
 #include "app/run_record.hpp"
 #include "block_size_table.hpp"
+#include "block_trace.hpp"
 #include "budget_table.hpp"
 #include "fragmentation_table.hpp"
 #include "measure/bandwidth.hpp"
@@ -53,7 +55,7 @@ int main(int argc, char** argv) {
   app.add_option("--prefix-new", s.prefix_new, "new tokens per request in table 3")->check(whole_number(1, 1024))->capture_default_str();
   app.add_option("--samples", s.samples, "samples of one prompt in table 4")->check(whole_number(1, 64))->capture_default_str();
   app.add_option("--sample-tokens", s.sample_tokens, "new tokens per sample")->check(whole_number(1, 1024))->capture_default_str();
-  app.add_option("--sample-temp", s.sample_temp, "sampling temperature in table 4")->check(real_number(0.0, 10.0))->capture_default_str();
+  app.add_option("--sample-temp", s.sample_temp, "sampling temperature in tables 4 and 7")->check(real_number(0.0, 10.0))->capture_default_str();
   app.add_option("--cached", s.cached, "cache length of each sequence in table 5's timed step")
       ->check(whole_number(1, 4096))->capture_default_str();
   app.add_option("--repeats", s.repeats, "timed repeats per step time (the median is reported)")
@@ -83,6 +85,7 @@ int main(int argc, char** argv) {
     samples_table(cx);
     block_size_table(cx, runs);
     fragmentation_table(cx, requests, budget);
+    block_trace_table(cx);
     save_record(record, o, nullptr);
   });
 }

@@ -16,6 +16,7 @@
 #include "make_drafter.hpp"
 #include "marked_streamer.hpp"
 #include "measure/timing.hpp"
+#include "round_record.hpp"
 #include "speculative_decode.hpp"
 #include "studies.hpp"
 
@@ -79,7 +80,8 @@ void run_demo(LoadedModel& m, const CommonOptions& o, const Options& opt, RunRec
                             {"accepted", s.accepted}, {"alpha", s.alpha()}, {"seconds", s.total_seconds}, {"plain_seconds", plain_seconds},
                             {"prefill_seconds", s.prefill_seconds}, {"draft_seconds", s.draft_seconds},
                             {"verify_seconds", s.verify_seconds},
-                            {"identical_to_plain", greedy && cmp.identical_tokens()}};
+                            {"identical_to_plain", greedy && cmp.identical_tokens()},
+                            {"round_log", spec::rounds_json(gen.rounds, m.tokenizer)}};
   if (greedy && !cmp.identical_tokens()) throw std::runtime_error("speculative decoding changed the greedy tokens");
 }
 

@@ -91,6 +91,7 @@ SpeculativeGeneration generate_speculative(Llama& target, KvCache& cache, Drafte
     if (!done) done = emit(r.next, row(r.accepted), TokenSource::target, per_token);
     const int64_t emitted = std::ssize(gen.steps) - before;
     stats.round_tokens += emitted;
+    gen.rounds.push_back({draft.tokens, r.accepted, r.next, r.bonus, static_cast<int>(emitted)});
     // The round's tokens join the sampler's recent tokens, the penalty's history, as sample()
     // would have added them one at a time.
     sampler.accept(std::span(seq).last(static_cast<std::size_t>(emitted)));

@@ -79,9 +79,19 @@ struct SpeculativeStats {
   double tokens_per_round() const;  // tokens per verification pass (the prefill's first excluded)
 };
 
+// One round as it happened: the counters above are sums over these (the report draws them).
+struct RoundLog {
+  std::vector<int32_t> guesses;  // d1 … dγ' as the drafter proposed them
+  int accepted = 0;              // the first `accepted` stood
+  int32_t next = 0;              // the target's own token: the correction, or the bonus
+  bool bonus = false;
+  int emitted = 0;               // tokens the round added (fewer at the end of generation)
+};
+
 struct SpeculativeGeneration {
   std::vector<StepRecord> steps;     // one per generated token, as in chapters 01–03
   std::vector<TokenSource> sources;  // one per generated token
+  std::vector<RoundLog> rounds;      // one per draft-then-verify round
   SpeculativeStats stats;
 };
 

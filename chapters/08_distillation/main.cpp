@@ -1,18 +1,15 @@
 // ch08_distillation — prune the teacher to a shallower student, then train it on the teacher's
 // soft labels; compare with hard labels at the same token budget; use the student as a draft.
 //
-//   ch08_distillation                              the default run (7.5 min on 2 busy cores): every
-//                                                  table from a small budget of 2,048 tokens a run
+//   ch08_distillation                              the default run: every table, 2,048 tokens a run (7.5 min, 2 cores)
 //   ch08_distillation --tokens 8192                a longer run (about 4× the training time)
 //   ch08_distillation --student-layers 20,12       two depths
 //   ch08_distillation --labels soft --temperature 2 --no-draft    one run
-//   ch08_distillation --labels hard,soft --soft-target both --seeds 1,2,3 --no-draft
-//                                                  hard vs soft, with the tail and without, over 3 seeds
+//   ch08_distillation --labels hard,soft --soft-target both --seeds 1,2,3 --no-draft    hard vs soft, 3 seeds
 //   ch08_distillation --seed-table a.json,b.json   the seed table from runs made by separate commands
-//   ch08_distillation --labels soft --temperature 1 --no-draft --qat-steps 16
-//                                                  QAT against PTQ in INT4 g128, 16 more steps each
+//   ch08_distillation --labels soft --temperature 1 --no-draft --qat-steps 16    QAT against PTQ in INT4 g128
+//   ch08_distillation --labels soft --temperature 1 --no-draft --width-prune     width against depth pruning
 
-#include <algorithm>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -28,6 +25,7 @@
 #include "tensor/ops.hpp"  // num_threads
 #include "training_data.hpp"
 #include "training_runs.hpp"
+#include "width_pruning.hpp"
 
 using namespace infer;
 using namespace infer::distill;
@@ -45,6 +43,7 @@ struct Options {
   int64_t tokens = 2048, eval_tokens = 512;
   int window = 128, teacher_k = 64, calibration_windows = 8, gamma = 4, repeats = 3, qat_steps = 0;
   TrainSettings train;
+  WidthOptions width;  // --width-prune, --width-groups
   std::string out = "ch08_student.gguf", plot = "ch08_loss_curves.svg";
   bool no_draft = false;
 };
@@ -86,13 +85,14 @@ int main(int argc, char** argv) {
                  "with two or more, the seed table")->delimiter(',');
   app.add_option("--seed-table", opt.seed_table, "print the seed table from these --json records of earlier runs "
                  "(comma-separated) and train nothing")->delimiter(',');
+  add_width_options(app, opt.width);
 
   return run_main(app, argc, argv, [&] {
     if (!opt.seed_table.empty()) {  // no model, no training: the records' runs, one table
       refuse_flags(app, "--seed-table", {"--model", "--student-layers", "--labels", "--temperature", "--mix-temperature",
-                                         "--mix-weight", "--tokens", "--window", "--batch", "--lr", "--teacher-k",
-                                         "--eval-tokens", "--gamma", "--repeats", "--out", "--plot", "--no-draft",
-                                         "--soft-target", "--seeds", "--seed", "--prompt", "--n-predict", "--qat-steps"});
+                                         "--mix-weight", "--tokens", "--window", "--batch", "--lr", "--teacher-k", "--eval-tokens",
+                                         "--gamma", "--repeats", "--out", "--plot", "--no-draft", "--soft-target", "--seeds",
+                                         "--seed", "--prompt", "--n-predict", "--qat-steps", "--width-prune"});
       seed_table_from_records(opt.seed_table, o);
       return;
     }
@@ -102,17 +102,15 @@ int main(int argc, char** argv) {
     check_output_path(opt.out, "--out");
     check_output_path(opt.plot, "--plot");
     if (!opt.seeds.empty()) refuse_flags(app, "--seeds", {"--seed"});
-    for (std::size_t i = 0; i < opt.seeds.size(); ++i)
-      if (std::count(opt.seeds.begin(), opt.seeds.end(), opt.seeds[i]) > 1)
-        throw UsageError(fmt::format("--seeds: seed {} is given twice", opt.seeds[i]));
+    check_distinct_seeds(opt.seeds);
     opt.train.seeds = opt.seeds.empty() ? std::vector<uint64_t>{o.sampling.seed} : opt.seeds;
-    const std::vector<RunSpec> specs =
-        run_specs(opt.labels, opt.temperatures, opt.mix_temperature, opt.mix_weight, soft_targets(opt.soft_target));
+    const std::vector<RunSpec> specs = run_specs(opt.labels, opt.temperatures, opt.mix_temperature, opt.mix_weight, soft_targets(opt.soft_target));
 
     LoadedModel m = load_model(o);
     const LlamaConfig& c = m.model.config();
     for (int d : depths)
       if (d >= c.n_layers) throw UsageError(fmt::format("--student-layers {}: the teacher has {} layers", d, c.n_layers));
+    check_width_options(opt.width, c, depths);
     if (opt.window > c.context_length) throw UsageError(fmt::format("--window {} exceeds the context {}", opt.window, c.context_length));
     Stopwatch total;
     RunRecord record = new_record("ch08_distillation", o);
@@ -138,6 +136,8 @@ int main(int argc, char** argv) {
     print_training_table(runs, pruned, held_out, teacher_labels, o, record.figures);
     print_seed_table(outcomes(runs, opt.teacher_k), o, record.figures);  // with two or more seeds
     if (opt.qat_steps > 0) print_qat_table(runs, teacher_labels, opt.train, held_out, opt.qat_steps, o, record.figures);
+    if (opt.width.on)
+      print_width_pruning(m, held_out, text.calibration, pruned, runs, teacher_labels, specs, opt.train, opt.width, o, record.figures);
     write_loss_plot(runs, opt.plot);
 
     std::vector<StudentDraft> drafts = save_students(runs, pruned, opt.out, depths.size() > 1, m.file.metadata(), record.figures);

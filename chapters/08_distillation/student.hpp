@@ -57,6 +57,8 @@ class Student {
   void zero_grad();
   // The residual stream of the last forward entering block l ([B·S, d]); l = n_layers: after the last.
   const T* hidden(int l) const { return hidden_[l].data(); }
+  // Block l's activations in the last forward (the heads' outputs `att`, the MLP's `a`, …).
+  const BlockActivations<T>& activations(int l) const { return acts_[l]; }
 
  private:
   LlamaConfig config_;

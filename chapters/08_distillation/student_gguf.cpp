@@ -86,6 +86,8 @@ void write_student_gguf(const std::string& path, const Student<float>& s,
   meta["llama.attention.head_count_kv"] = u32(static_cast<uint64_t>(c.n_kv_heads));
   meta["llama.context_length"] = u32(static_cast<uint64_t>(c.context_length));
   meta["llama.rope.dimension_count"] = u32(static_cast<uint64_t>(c.head_dim));
+  meta["llama.attention.key_length"] = u32(static_cast<uint64_t>(c.head_dim));  // a width-pruned student's
+  meta["llama.attention.value_length"] = u32(static_cast<uint64_t>(c.head_dim));  // heads are not d / H wide
   meta["llama.rope.freq_base"] = f32(c.rope_theta);
   meta["llama.attention.layer_norm_rms_epsilon"] = f32(c.norm_eps);
   uint64_t alignment = 32;

@@ -46,6 +46,7 @@ class Run:
                                # script of the repository (tests/bench/compare_llama_cpp.py)
     tables: bool = True       # False: the page shows the run's generated text, not its tables (another
                               # chapter's binary run on this chapter's output: its tables are not this chapter's)
+    csv: bool = True          # False: a demo-only run, which prints no table and refuses --csv
 
 
 @dataclass
@@ -121,6 +122,15 @@ class OwnPlot:
     too_few: str = ""         # what the page says instead
     series: list = field(default_factory=list)  # every curve the SVG has, in its order
     repeats: object = None    # timings: how many each point is a median of (see REPEATS), said in the caption
+
+
+@dataclass
+class Picture:
+    """A picture of the mechanism (docs/course/mechanisms.py), drawn from a run's record: its kind
+    ("timeline", "blocks", "rounds") names the drawing and the check."""
+    run: str
+    kind: str
+    caption: str
 
 
 @dataclass
@@ -214,6 +224,7 @@ class Chapter:
     runs: list
     plots: list = field(default_factory=list)
     own_plots: list = field(default_factory=list)
+    pictures: list = field(default_factory=list)
     course: list = field(default_factory=list)
     headline: Headline | None = None
     findings: list = field(default_factory=list)
@@ -330,6 +341,8 @@ CHAPTERS = [
                                    Series("analytic model (roofline)", "2", "model latency", "model tokens/s",
                                           timed=False)],
                            repeats="title")],
+        pictures=[Picture("tables", "timeline",
+                          "Static against continuous batching: which request holds which slot at each step (table 3's real runs)")],
         course=[CourseFigure("mean latency, static ÷ continuous batching", "more than 10×", "tables", "3",
                              "static|real", "mean latency", "64 skewed requests in the course; the quick run takes 16 "
                              "(course.py; --full runs all 64)", over="continuous|real", repeats=1),
@@ -356,6 +369,9 @@ CHAPTERS = [
                   ["--repeats", "9"])],
         plots=[Plot("tables", "5", "layout", ["waste"], "Cache reserved but never written, by layout (the workload of table 1)",
                     "", "reserved but unwritten", bars=True)],
+        pictures=[Picture("tables", "blocks",
+                          "The block table over time: blocks allocated, shared by a prefix or a fork, copied on write, "
+                          "freed by a preemption (table 7's run)")],
         headline=Headline("K/V memory reserved, paged (blocks of 16) ÷ contiguous (prompt + the cap)", "tables", "1",
                           "paged, blocks of 16", "mean reserved", over="contiguous, reserved for prompt"),
         findings=[Finding("tables", "5", column="× contiguous", skip=("contiguous",), repeats="title",
@@ -410,7 +426,13 @@ CHAPTERS = [
         runs=[Run("tables", ["-n", "32", "--repeats", "3", "--drafts", "q8_0,q4_1,layers-10,lookup",
                              "--gammas", "1,2,4,6", "--plot", "{out}/ch07_speedup_vs_gamma.svg"],
                   ["--plot", "{out}/ch07_speedup_vs_gamma.svg"]),
-              Run("bench", None, [], binary="tests/bench/bench_speculative")],
+              Run("bench", None, [], binary="tests/bench/bench_speculative"),
+              # The picture of the rounds: the Q4_1 draft guesses wrong often enough to show rejections
+              # (the INT8 draft of the run above keeps 98% of its guesses).
+              Run("rounds", ["--draft", "q4_1", "--no-tables", "-n", "48"], tables=False, csv=False)],
+        pictures=[Picture("rounds", "rounds",
+                          "Draft-then-verify, round by round: each guess accepted or rejected, and where the target's "
+                          "own token comes from (the Q4_1 draft)")],
         plots=[Plot("tables", "Each draft", "draft", ["speed-up", "predicted"],
                     "Each draft at γ = 4: measured and predicted speed-up", "", "speed-up over plain decoding", bars=True,
                     skip=("none",), predicted=("predicted",), refs=[Ref("plain decoding (1×)", value=1.0)],
@@ -451,6 +473,11 @@ CHAPTERS = [
               # as it trains two more students (about 2 minutes on 2 cores).
               Run("qat", None, ["--labels", "soft", "--temperature", "1", "--no-draft", "--qat-steps", "16",
                                 "--out", "{out}/ch08_qat_student.gguf", "--plot", "{out}/ch08_qat_loss_curves.svg"]),
+              # Width against depth pruning at an equal parameter count (README section 7): --full only,
+              # as it trains two students per label (about 5 minutes on 2 cores).
+              Run("width", None, ["--labels", "soft", "--temperature", "1", "--no-draft", "--width-prune",
+                                  "--tokens", "8192", "--out", "{out}/ch08_width_student.gguf",
+                                  "--plot", "{out}/ch08_width_loss_curves.svg"]),
               # The student the run above wrote, loaded by chapter 03's binary like any model file.
               # (one depth writes --out itself; several write one file per depth, named -L<layers>).
               Run("student", ["-m", "{out}/ch08_student.gguf", "--no-eval", "-n", "16",
@@ -475,6 +502,7 @@ CHAPTERS = [
                           never=ONE_STEP),
         findings=[Finding("tables", "Training at an equal budget", column="student kept", never=ONE_STEP),
                   Finding("qat", "Training at an equal budget", column="student kept", never=ONE_STEP),
+                  Finding("width", "Training at an equal budget", column="student kept", never=ONE_STEP),
                   Finding("tables", "The student as chapter 07's draft", column="verdict", repeats="title",
                           margin=ratio_margin("speed-up"))],
     ),

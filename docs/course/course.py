@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from chapters import (CHAPTERS, QUICK_MARGIN, QUICK_REPEATS, STAGE_PROMPTS, STAGE_TOKENS, STAGES,  # noqa: E402
                       VERDICT_CELLS)
+import mechanisms  # noqa: E402
 import plots as plotting  # noqa: E402
 import readme_blocks  # noqa: E402
 
@@ -121,7 +122,8 @@ class Runner:
             for suffix in (".csv", ".json"):  # --csv appends: start from nothing
                 stem.with_suffix(suffix).unlink(missing_ok=True)
             threads = ["-t", str(self.threads)] if run.threads else []
-            command = [self.binary(chapter.binary, run.binary), *args, *threads, "--csv", stem.with_suffix(".csv"), "--json", stem.with_suffix(".json")]
+            csv_file = ["--csv", stem.with_suffix(".csv")] if run.csv else []
+            command = [self.binary(chapter.binary, run.binary), *args, *threads, *csv_file, "--json", stem.with_suffix(".json")]
             label = Path(run.binary).name if run.binary else chapter.binary
             status, seconds, shown = self.run(f"{label} ({run.name})", command, stem.with_suffix(".log"))
             results.append({"chapter": chapter.number, "run": run.name, "command": shown,
@@ -540,7 +542,7 @@ def report(build, out, manifest):
     if plots_dir.exists():  # no plot of an earlier report survives into this one
         shutil.rmtree(plots_dir)
     plots_dir.mkdir()
-    pages, manifest_plots, manifest_own = [], [], []
+    pages, manifest_plots, manifest_own, manifest_pictures = [], [], [], []
     for chapter in CHAPTERS:
         runs = [r for r in manifest["runs"] if r["chapter"] == chapter.number]
         ok = {r["run"] for r in runs if r["status"] == 0}
@@ -601,6 +603,22 @@ def report(build, out, manifest):
             timings = how_many(counts)
             own_plots.append({"file": p.file, "caption": p.caption, "size": svg_size(path), "shown": shown,
                               "instead": p.too_few, "timings": timings})
+        pictures = []  # the mechanism, drawn from a run's record (docs/course/mechanisms.py)
+        for pic in chapter.pictures:
+            if pic.run not in ok:
+                missing.append(f"{pic.caption}: its run ({pic.run}) {'failed' if pic.run in {r['run'] for r in runs} else 'was not run'}")
+                continue
+            record = records / f"{chapter.number}-{pic.run}.json"
+            svg = plots_dir / f"ch{chapter.number}-{pic.kind}.svg"
+            try:
+                mechanisms.draw(pic.kind, json.loads(record.read_text())["figures"], svg)
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                fail(f"chapter {chapter.number}: the {pic.kind} picture: cannot read {record.name} ({type(e).__name__}: {e})")
+            except mechanisms.PictureError as e:
+                fail(f"chapter {chapter.number}: the {pic.kind} picture: {e}")
+            rel = svg.relative_to(out).as_posix()
+            manifest_pictures.append({"svg": rel, "chapter": chapter.number, "kind": pic.kind, "json": f"records/{record.name}"})
+            pictures.append({"file": rel, "caption": pic.caption, "size": svg_size(svg)})
         texts = []
         for run in chapter.runs:
             if run.name in ok and (generated := generated_text(records / f"{chapter.number}-{run.name}.json")):
@@ -617,10 +635,12 @@ def report(build, out, manifest):
         apply_findings(chapter, tables, runs, manifest)
         shown_tables = {run.name: tables[run.name] for run in chapter.runs if run.tables}
         pages.append({"chapter": chapter, "runs": runs, "tables": shown_tables, "plots": plots, "own_plots": own_plots,
+                      "pictures": pictures,
                       "missing_plots": missing, "texts": texts, "course": course, "headline": headline, "readme": readme,
                       "failed": any(r["status"] != 0 for r in runs), "seconds": sum(r["seconds"] for r in runs)})
     (plots_dir / "plots.json").write_text(json.dumps(manifest_plots, indent=1, ensure_ascii=False))
     (plots_dir / "own_plots.json").write_text(json.dumps(manifest_own, indent=1, ensure_ascii=False))
+    (plots_dir / "pictures.json").write_text(json.dumps(manifest_pictures, indent=1, ensure_ascii=False))
     stages = stage_results(build, out)
     common = {"machine": manifest["machine"], "pages": pages, "mode": manifest["mode"],
               "total_seconds": manifest["total_seconds"]}

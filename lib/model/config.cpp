@@ -48,13 +48,23 @@ LlamaConfig LlamaConfig::from_gguf(const gguf::GgufFile& file) {
   c.context_length = positive(file, "llama.context_length", 1u << 22);
   if (file.has("llama.rope.freq_base")) c.rope_theta = static_cast<float>(file.get_float("llama.rope.freq_base"));
   c.norm_eps = static_cast<float>(file.get_float("llama.attention.layer_norm_rms_epsilon"));
-  if (c.d_model % c.n_heads != 0)
-    throw std::runtime_error(fmt::format("{}: width {} is not a multiple of {} heads", file.path(),
-                                         c.d_model, c.n_heads));
   if (c.n_heads % c.n_kv_heads != 0)
     throw std::runtime_error(fmt::format("{}: {} query heads cannot share {} key/value heads",
                                          file.path(), c.n_heads, c.n_kv_heads));
-  c.head_dim = c.d_model / c.n_heads;
+  // The head size: llama.attention.key_length where the file states it (heads need not be d / H
+  // wide: a model whose heads were pruned keeps d and its head size), else d / H.
+  if (file.has("llama.attention.key_length")) {
+    c.head_dim = positive(file, "llama.attention.key_length", 1u << 16);
+    if (file.has("llama.attention.value_length") &&
+        file.get_uint("llama.attention.value_length") != static_cast<uint64_t>(c.head_dim))
+      throw std::runtime_error(fmt::format("{}: key heads of {} and value heads of {} differ; not supported",
+                                           file.path(), c.head_dim, file.get_uint("llama.attention.value_length")));
+  } else {
+    if (c.d_model % c.n_heads != 0)
+      throw std::runtime_error(fmt::format("{}: width {} is not a multiple of {} heads", file.path(),
+                                           c.d_model, c.n_heads));
+    c.head_dim = c.d_model / c.n_heads;
+  }
   if (c.head_dim % 2 != 0)
     throw std::runtime_error(fmt::format("{}: head size {} is odd; rotary embedding needs pairs",
                                          file.path(), c.head_dim));

@@ -123,7 +123,20 @@ TEST_CASE("Scheduler: a finished request leaves at once and its slot is refilled
   CHECK(third.tokens_fed == 3 + 1);
   CHECK(requests[2].admitted == 2.0);
   CHECK(requests[2].first_token == 3.0);
+  // The slot log (the report's timeline): request 2 in request 1's slot, prefilling beside 0's decode.
+  REQUIRE(second.slots.size() == 2);
+  CHECK(second.slots[1].request == 1);
+  CHECK(second.slots[1].kind == SlotUse::decode);
+  REQUIRE(third.slots.size() == 2);
+  CHECK(third.slots[0].request == 0);
+  CHECK(third.slots[0].kind == SlotUse::decode);
+  CHECK(third.slots[1].request == 2);
+  CHECK(third.slots[1].kind == SlotUse::prefill);
   scheduler.run();
+  // Request 2 is done at t = 7: slot 1 stands idle while request 0 finishes (nothing waits).
+  const StepLog& last = scheduler.log().back();
+  CHECK(last.slots[0].request == 0);
+  CHECK(last.slots[1].kind == SlotUse::idle);
   CHECK(requests[2].completed == 2.0 + 5);
   CHECK(requests[0].completed == 10.0);
   require_own_tokens(requests);
@@ -215,6 +228,19 @@ TEST_CASE("StaticBatcher runs each batch until its longest member, padding the f
   for (int i : {3, 4}) CHECK(requests[i].completed == 11.0);
   const ServeSummary s = summarize(requests, batcher.log());
   CHECK(s.padding_rows == (7 - 2) + (7 - 1) + 0);
+  // The slot log (the report's timeline): rows 0 … 2 of the batch; padding once a member is done;
+  // the short second batch leaves its third row idle.
+  int padding = 0;
+  for (const StepLog& step : batcher.log()) {
+    REQUIRE(step.slots.size() == 3);
+    for (const SlotUse& u : step.slots) padding += u.kind == SlotUse::padding;
+  }
+  CHECK(padding == s.padding_rows);
+  CHECK(batcher.log()[0].slots[2].kind == SlotUse::prefill);
+  CHECK(batcher.log()[1].slots[2].kind == SlotUse::padding);  // request 2 wanted one token
+  CHECK(batcher.log()[1].slots[1].kind == SlotUse::decode);
+  CHECK(batcher.log()[7].slots[0].request == 3);
+  CHECK(batcher.log()[7].slots[2].kind == SlotUse::idle);
   CHECK(s.tokens == 2 + 7 + 1 + 4 + 4);
   CHECK(engine.max_held == 3);
   CHECK(engine.held() == 0);

@@ -7,7 +7,9 @@ stage-to-stage page shows only "identical tokens" verdicts. Before the browser, 
 plot's data file is checked against the run's record, row by row (check_plot_data: the CSV is
 read here, not with the report's code), and so is each plot a binary drew itself (check_own_plots:
 the points lib's svg_plot writes into the SVG against the record's rows, and every drawn point and
-tick against those points). Screenshots of every page go to REPORT/screenshots/.
+tick against those points), and so is each picture of a mechanism (check_pictures: the marks
+docs/course/mechanisms.py drew against the record, and the record against itself). Screenshots
+of every page go to REPORT/screenshots/.
 
     tests/report/check_report.py build/course
 
@@ -26,6 +28,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 MIN_FONT_PX = 11
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "course"))
+import mechanisms  # noqa: E402  (the pictures' own checks: what each mark stands for)
 
 
 def missing_part(reason):
@@ -317,6 +322,22 @@ def check_own_plots(report):
     return problems
 
 
+def check_pictures(report):
+    """Every picture of a mechanism (plots/pictures.json) against its run's record: each mark the
+    SVG carries (its data-* attributes) is the record's, and the record agrees with itself (see
+    docs/course/mechanisms.py). Returns the problems found, one line each."""
+    pictures, problems = plot_index(report, "pictures.json")
+    for p in pictures:
+        try:
+            figures = json.loads((report / p["json"]).read_text())["figures"]
+            svg = (report / p["svg"]).read_text()
+        except (OSError, ValueError, KeyError) as e:
+            problems.append(f"{p['svg']}: {type(e).__name__}: {e}")
+            continue
+        problems += [f"{p['svg']}: {m}" for m in mechanisms.check(p["kind"], figures, svg)]
+    return problems
+
+
 # --- in the browser --------------------------------------------------------------------------------
 
 TEXTS = """
@@ -357,7 +378,7 @@ def main():
     if not index.exists():
         print(f"check_report: error: {index} not found (run docs/course/course.py first)", file=sys.stderr)
         return 2
-    failures = check_plot_data(report) + check_own_plots(report)
+    failures = check_plot_data(report) + check_own_plots(report) + check_pictures(report)
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
@@ -386,6 +407,8 @@ def main():
         if (report / "plots" / "plots.json").exists() else set()
     own = {p["svg"] for p in json.loads((report / "plots" / "own_plots.json").read_text())} \
         if (report / "plots" / "own_plots.json").exists() else set()
+    pictures = {p["svg"] for p in json.loads((report / "plots" / "pictures.json").read_text())} \
+        if (report / "plots" / "pictures.json").exists() else set()
     try:
         for page in pages:
             driver.get(page.as_uri())
@@ -427,8 +450,9 @@ def main():
             driver.save_screenshot(str(shots / (page.stem + ".png")))
             driver.set_window_size(1280, 1600)
         failures += [f"{svg}: a gnuplot plot no page shows" for svg in sorted(listed - set(svgs.values()))]
+        failures += [f"{svg}: a picture no page shows" for svg in sorted(pictures - set(svgs.values()))]
         failures += [f"{rel}: a plot of plots/ that plots.json does not list (its data is unchecked)"
-                     for rel in sorted(svgs.values()) if rel.startswith("plots/") and rel not in listed]
+                     for rel in sorted(svgs.values()) if rel.startswith("plots/") and rel not in listed | pictures]
         failures += [f"{rel}: a binary's plot that own_plots.json does not list (its data is unchecked)"
                      for rel in sorted(svgs.values()) if not rel.startswith("plots/") and rel not in own]
         failures += [f"{svg}: a binary's plot no page shows" for svg in sorted(own - set(svgs.values()))]

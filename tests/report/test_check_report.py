@@ -2,14 +2,16 @@
 """The browser check of the course report (check_report.py) fails on a deliberately broken plot.
 
 A one-page report with two plots drawn as the report draws them (docs/course/plots.py) must pass
-check_report.py; the same report must then fail, naming each defect, when a plot's data no longer
-matches its record, when a figure is shown scaled down, and when a figure's texts overlap, are
+check_report.py, and so must a picture of a mechanism drawn from a made-up record
+(docs/course/mechanisms.py); the same report must then fail, naming each defect, when a plot's
+data or a picture's marks no longer match their record, when a figure is shown scaled down, and when a figure's texts overlap, are
 under 11 px or run outside it (a made-up SVG, as a careless plot would draw them).
 
     tests/report/test_check_report.py     exit 0 when both verdicts are right, 1 otherwise,
                                           77 (skipped) without gnuplot or the browser (as check_report.py)
 """
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -18,6 +20,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "docs" / "course"))
+import mechanisms  # noqa: E402
 import plots  # noqa: E402
 from chapters import Plot, Ref  # noqa: E402
 
@@ -29,6 +32,10 @@ T (tokens),time (s),scheme
 128,0.336,Q4_1
 
 """
+# A picture of a mechanism (docs/course/mechanisms.py): two rounds of a made-up speculative demo.
+ROUNDS = {"demo": {"draft": "Q4_1", "gamma": 2, "tokens": 5, "rounds": 2, "drafted": 4, "accepted": 3, "alpha": 0.75,
+                   "round_log": [{"guesses": [" a", " b"], "accepted": 2, "next": " c", "bonus": True, "emitted": 3},
+                                 {"guesses": [" d", " e"], "accepted": 1, "next": " x", "bonus": False, "emitted": 1}]}}
 BROKEN_SVG = """<svg xmlns="http://www.w3.org/2000/svg" width="400" height="200" viewBox="0 0 400 200">
 <rect width="100%" height="100%" fill="white"/>
 <text x="20" y="50" font-size="13">a legend entry on top of</text>
@@ -67,7 +74,13 @@ def main():
                                    logx=True, labels="scheme"), [t], report / "plots" / "p2.svg", "00-sweep.csv")]
         (report / "plots" / "plots.json").write_text(json.dumps(entries))
         (report / "plots" / "own_plots.json").write_text("[]")  # no plot drawn by a binary (test_own_plots.py has them)
-        good = [("plots/p1.svg", 760, 460), ("plots/p2.svg", 760, 460)]
+        (report / "records" / "00-rounds.json").write_text(json.dumps({"figures": ROUNDS}))
+        picture = report / "plots" / "ch00-rounds.svg"
+        mechanisms.draw("rounds", ROUNDS, picture)
+        (report / "plots" / "pictures.json").write_text(json.dumps(
+            [{"svg": "plots/ch00-rounds.svg", "chapter": "00", "kind": "rounds", "json": "records/00-rounds.json"}]))
+        size = [int(float(v)) for v in re.search(r'width="([\d.]+)" height="([\d.]+)"', picture.read_text()).groups()]
+        good = [("plots/p1.svg", 760, 460), ("plots/p2.svg", 760, 460), ("plots/ch00-rounds.svg", *size)]
         (report / "index.html").write_text(page(good))
         status, said = check(report)
         if status == 77:
@@ -80,7 +93,9 @@ def main():
 
         # The same report, broken four ways.
         (report / "broken.svg").write_text(BROKEN_SVG)
-        (report / "index.html").write_text(page([("plots/p1.svg", 380, 230), ("plots/p2.svg", 760, 460), ("broken.svg", 400, 200)]))
+        (report / "index.html").write_text(page([("plots/p1.svg", 380, 230), ("plots/p2.svg", 760, 460), ("broken.svg", 400, 200),
+                                                 ("plots/ch00-rounds.svg", *size)]))
+        picture.write_text(picture.read_text().replace('data-state="rejected"', 'data-state="accepted"', 1))
         data = report / "plots" / "p2.tsv"
         data.write_text(data.read_text().replace("0.217", "0.2"))
         status, said = check(report)
@@ -89,7 +104,8 @@ def main():
                     "texts overlapping": "texts overlap: 'a legend entry on top of' and 'a data label'",
                     "text under 11 px": "text 'tiny tick label' is 8 px",
                     "text cut off": "text 'a title far too long for the width of this little figure, cut off at both ends' runs outside",
-                    "a figure whose data nobody checks": "broken.svg: a binary's plot that own_plots.json does not list"}
+                    "a figure whose data nobody checks": "broken.svg: a binary's plot that own_plots.json does not list",
+                    "a picture unlike its record": "plots/ch00-rounds.svg: rounds: round 2 is drawn"}
         if status != 1:
             failures.append(f"a broken report passes the check (exit {status}):\n{said}")
         for what, line in expected.items():

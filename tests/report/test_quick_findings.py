@@ -59,7 +59,7 @@ def page(mode, n, chapter=CHAPTER, title=None):
     headline = course.looked_up(chapter.headline, tables, {"tables"}, {"tables": runs[0]["command"]},
                                 {"tables": mode == "quick"})
     course.apply_findings(chapter, tables, runs, manifest)
-    p = {"chapter": chapter, "runs": runs, "tables": tables, "plots": [], "own_plots": [], "missing_plots": [], "texts": [],
+    p = {"chapter": chapter, "runs": runs, "tables": tables, "plots": [], "own_plots": [], "pictures": [], "missing_plots": [], "texts": [],
          "course": [], "headline": headline, "readme": "README.md", "failed": False, "seconds": 1.0}
     common = {"machine": {"cpu": "a CPU", "cores": 2, "simd": [], "read_bandwidth": None, "threads": 2, "commit": "x",
                           "date": "today"}, "pages": [p], "mode": mode, "total_seconds": 1.0,

@@ -106,6 +106,22 @@ TEST_CASE("greedy speculative decoding gives chapter 03's tokens and logits, for
         if (name == "target itself") CHECK(st.alpha() == 1.0);
         // Every token comes from a round or the prefill.
         CHECK(st.round_tokens + 1 == std::ssize(spec.steps));
+        // The rounds' log (the report's picture) tells the same story as the counters and tokens:
+        // each round's kept guesses, then the target's own token, are the next generated tokens.
+        REQUIRE(std::ssize(spec.rounds) == st.rounds);
+        std::size_t at = 1;  // steps[0] came from the prefill
+        int64_t accepted = 0;
+        for (const RoundLog& r : spec.rounds) {
+          accepted += r.accepted;
+          CHECK(r.bonus == (r.accepted == std::ssize(r.guesses)));
+          for (int i = 0; i < r.emitted; ++i, ++at) {
+            REQUIRE(at < spec.steps.size());
+            CHECK(spec.steps[at].token == (i < r.accepted ? r.guesses[i] : r.next));
+            CHECK(spec.sources[at] == (i < r.accepted ? TokenSource::drafted : TokenSource::target));
+          }
+        }
+        CHECK(at == spec.steps.size());
+        CHECK(accepted == st.accepted);
       }
   }
 }

@@ -50,6 +50,32 @@ json summary_json(const ServeSummary& s) {
           {"mean_batch", s.mean_batch()}, {"padding_rows", s.padding_rows}};
 }
 
+// The run as the report's timeline draws it: per slot, the stretches of consecutive steps in
+// which one request did one kind of thing (prefill, decode, padding), with their clock times.
+json timeline_json(const PolicyRun& run) {
+  json segments = json::array();
+  const std::size_t slots = run.steps.empty() ? 0 : run.steps.front().slots.size();
+  for (std::size_t slot = 0; slot < slots; ++slot) {
+    for (std::size_t i = 0; i < run.steps.size();) {
+      const SlotUse use = run.steps[i].slots.at(slot);
+      std::size_t j = i + 1;
+      while (j < run.steps.size() && run.steps[j].slots.at(slot).request == use.request &&
+             run.steps[j].slots.at(slot).kind == use.kind)
+        ++j;
+      if (use.kind != SlotUse::idle) {
+        static const char* const kinds[] = {"idle", "prefill", "decode", "padding"};
+        segments.push_back({{"slot", slot}, {"request", use.request}, {"kind", kinds[use.kind]},
+                            {"first_step", i}, {"steps", j - i}, {"start", run.steps[i].start}, {"end", run.steps[j - 1].end}});
+      }
+      i = j;
+    }
+  }
+  json requests = json::array();
+  for (const Request& r : run.requests)
+    requests.push_back({{"id", r.id}, {"arrival", r.arrival}, {"tokens", r.tokens.size()}, {"completed", r.completed}});
+  return {{"slots", slots}, {"steps", run.steps.size()}, {"segments", segments}, {"requests", requests}};
+}
+
 }  // namespace
 
 void workload_tables(const Context& cx, const std::vector<SweepPoint>& sweep) {
@@ -123,6 +149,13 @@ void workload_tables(const Context& cx, const std::vector<SweepPoint>& sweep) {
   t.add_note("simulated: the same StaticBatcher and Scheduler code on a virtual clock, each step charged the sweep's time for its "
              "token count (prefill tokens priced like decode rows). The course: 1.6× throughput, over 10× mean latency.");
   cx.emit(t);
+
+  // The report's picture of who held which slot when: the real runs, or the simulated ones without them.
+  for (const Row& r : rows)
+    if (r.source == (cx.s.skip_real ? "simulated" : "real")) {
+      cx.figures["timeline"]["source"] = r.source;
+      cx.figures["timeline"][r.policy] = timeline_json(r.run);
+    }
 
   // Both real runs are greedy by default: each request's tokens must not depend on the policy.
   const Row* st = find("static", "real");

@@ -21,6 +21,11 @@ std::string kept_list(const std::vector<int>& keep) {
 
 }  // namespace
 
+train::Student<float> pruned_start(const Llama& teacher, const PrunedStudent& p) {
+  if (!p.width) return train::Student<float>::from_teacher(teacher, p.keep);
+  return train::width_pruned(train::Student<float>::from_teacher(teacher, p.keep), *p.width);
+}
+
 std::vector<double> print_layer_importance(LoadedModel& m, std::span<const int32_t> calibration, int S,
                                            std::span<const int> depths, const CommonOptions& o, nlohmann::json& figures) {
   const int L = m.model.config().n_layers;
@@ -76,7 +81,7 @@ std::vector<PrunedStudent> print_pruned_students(LoadedModel& m, const HeldOut& 
   figures["pruned"].push_back({{"model", "teacher"}, {"layers", m.model.config().n_layers}, {"score", teacher.json()}});
   std::vector<PrunedStudent> out;
   for (int depth : depths) {
-    PrunedStudent p{depth, train::layers_to_keep(scores, depth), {}};
+    PrunedStudent p{depth, train::layers_to_keep(scores, depth), {}, nullptr, {}};
     {
       train::Student<float> s = train::Student<float>::from_teacher(m.model, p.keep);
       Llama pruned = train::to_llama(s);

@@ -2,13 +2,17 @@
 // calibration text, layer_importance.hpp), and what the cut costs before any training.
 #pragma once
 
+#include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "app/cli.hpp"
 #include "held_out.hpp"
+#include "student.hpp"
+#include "width_importance.hpp"
 
 namespace infer::distill {
 
@@ -21,7 +25,11 @@ struct PrunedStudent {
   int depth = 0;
   std::vector<int> keep;  // teacher layers, ascending
   Score before;           // held-out, before training
+  std::shared_ptr<const train::WidthCut> width;  // set: width-pruned (every layer, narrower; width_pruning.hpp)
+  std::string name;                              // names its training runs; empty: "<depth> layers"
 };
+// The student a run starts from: the kept layers of the teacher, or its width cut.
+train::Student<float> pruned_start(const Llama& teacher, const PrunedStudent& pruned);
 
 // For each depth: the kept layers, and the held-out table of the teacher, the pruned students
 // and, beside each, the naive cut that keeps the first layers (chapter 07's layer-skip draft).

@@ -145,11 +145,11 @@ TrainedRun train_one(LoadedModel& m, const PrunedStudent& p, const train::Teache
                      const TrainSettings& t, uint64_t seed) {
   TrainedRun run;
   run.depth = p.depth, run.spec = spec, run.seed = seed;
-  run.student = std::make_unique<train::Student<float>>(train::Student<float>::from_teacher(m.model, p.keep));
+  run.student = std::make_unique<train::Student<float>>(pruned_start(m.model, p));
   run.flops_per_token = training_flops_per_token(run.student->config(), labels.window);
   const std::string target = soft_target_name(spec.loss, labels.k);
-  const std::string label = fmt::format("{} layers, {}{}{}, seed {}", p.depth, spec.name, target.empty() ? "" : ", ",
-                                        target, seed);
+  const std::string label = fmt::format("{}, {}{}{}, seed {}", p.name.empty() ? fmt::format("{} layers", p.depth) : p.name,
+                                        spec.name, target.empty() ? "" : ", ", target, seed);
   train_steps(*run.student, labels, spec.loss, t, seed, steps_per_pass(labels, t), label, run);
   run.student->grads = {};  // 4 bytes a parameter the trained student no longer needs
   return run;
@@ -423,6 +423,12 @@ void seed_table_from_records(std::span<const std::string> paths, const CommonOpt
   if (!print_seed_table(runs, options, record.figures))
     throw UsageError("--seed-table: the records hold runs of one seed only; give the records of two or more seeds");
   record.write(options.json_path);
+}
+
+void check_distinct_seeds(std::span<const uint64_t> seeds) {
+  for (std::size_t i = 0; i < seeds.size(); ++i)
+    if (std::count(seeds.begin(), seeds.end(), seeds[i]) > 1)
+      throw UsageError(fmt::format("--seeds: seed {} is given twice", seeds[i]));
 }
 
 }  // namespace infer::distill

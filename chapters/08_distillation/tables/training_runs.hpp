@@ -116,6 +116,9 @@ std::vector<RunOutcome> outcomes(std::span<const TrainedRun> runs, int k);
 // Throws std::runtime_error naming the file when it is not a chapter 08 record with training runs.
 std::vector<RunOutcome> outcomes_from_record(const std::string& path);
 
+// --seeds: throws UsageError naming a seed given twice.
+void check_distinct_seeds(std::span<const uint64_t> seeds);
+
 // The seed table: per depth and run, mean ± sd (min–max) over the seeds of agreement, perplexity
 // and KL at T = 1, and each soft run's agreement minus the hard run's of the same seed. Prints
 // nothing and returns false when no run has more than one seed.
