@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
       ->check(whole_number(1, 1024))->capture_default_str();
   app.add_option("--battery-penalty", q.battery_penalty, "repetition penalty of the battery's second run (1.1: the "
                  "course model's own)")->check(real_number(0, 100, /*min_exclusive=*/true))->capture_default_str();
-  app.add_option("--calib-tokens", q.calib_tokens, "SmoothQuant's calibration tokens (the text before the held-out slice)")
+  app.add_option("--calib-tokens", q.calib_tokens, "calibration tokens, the text before the held-out slice (SmoothQuant; with --calibrated AWQ and GPTQ)")
       ->check(whole_number(1, 8192))->capture_default_str();
   app.add_flag("--no-quality", no_quality, "skip the quality table (no evaluation text needed)");
   std::string quant;

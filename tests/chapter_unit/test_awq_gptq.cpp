@@ -120,6 +120,55 @@ TEST_CASE("GPTQ lowers the output error on correlated inputs, on INT4 g128's gri
   CHECK(relative_error(w, g) < 0.5);  // still W, not some other matrix with a small error
 }
 
+TEST_CASE("GPTQ for q, k, v weighs a window's first position as much as the window", "[quant][gptq]") {
+  // One window of 128 positions, 192 channels (more than positions, as 576 against 512 in the
+  // model). Positions 1…127 mix 160 sources; position 0, the attention sink, lies along the last 4
+  // channels (rounded last, so they take the others' updates) with a tenth of a typical position's
+  // norm (in the model, from layer 12 on, its input to q, k, v has about a third of a typical
+  // position's norm and its value vector a tenth to a third). Every later position reads its keys
+  // and values.
+  std::mt19937 rng(7);
+  const int64_t rows = 16, cols = 192, t = 128, sources = 160;
+  const std::vector<float> w = normal(rows * cols, 0.05f, rng);
+  const std::vector<float> z = normal(t * sources, 1.0f, rng), m = normal(sources * cols, 1.0f / 4, rng),
+                           noise = normal(t * cols, 0.02f, rng);
+  std::vector<float> x(noise);
+  for (int64_t i = 1; i < t; ++i)
+    for (int64_t k = 0; k < sources; ++k)
+      for (int64_t j = 0; j < cols; ++j) x[i * cols + j] += z[i * sources + k] * m[k * cols + j];
+  for (int64_t j = 0; j < cols; ++j) x[j] = j >= cols - 4 ? 2.0f : 0.0f;  // norm 4; the others' about 44
+  const std::vector<float> sink(x.begin(), x.begin() + cols);
+
+  // The calibration of one layer by hand: XᵀX for all 7 projections, (t − 1)·x₀x₀ᵀ for q, k, v.
+  CalibrationInputs c;
+  const Tensor xtx = gram(x, t, cols), sink_gram = gram(sink, 1, cols);
+  Tensor first = Tensor::zeros({cols, cols});
+  for (int64_t i = 0; i < cols * cols; ++i) first.host<float>()[i] = static_cast<float>(t - 1) * sink_gram.host<float>()[i];
+  for (std::size_t k = 0; k < 7; ++k) {
+    c.gram.push_back(xtx);
+    c.first_gram.push_back(k <= 2 ? first : Tensor());
+  }
+  const Tensor h_q = gptq_gram(c, 0), h_down = gptq_gram(c, 6);
+  CHECK(h_down.host<float>() == xtx.host<float>());  // the same storage: o, gate, up, down keep XᵀX
+  CHECK(h_q.host<float>()[0] == Approx(xtx.host<float>()[0] + first.host<float>()[0]));
+
+  const std::vector<float> r = rtn(w, rows, cols);
+  const std::vector<float> plain = gptq_quantize(w, rows, cols, xtx), weighted = gptq_quantize(w, rows, cols, h_q);
+  const double sink_rtn = output_error_squared(w, r, rows, cols, sink_gram),
+               sink_plain = output_error_squared(w, plain, rows, cols, sink_gram),
+               sink_weighted = output_error_squared(w, weighted, rows, cols, sink_gram);
+  const double all_rtn = output_error_squared(w, r, rows, cols, xtx),
+               all_weighted = output_error_squared(w, weighted, rows, cols, xtx);
+  INFO("sink's output error² RTN " << sink_rtn << ", GPTQ on XᵀX " << sink_plain << ", on gptq_gram " << sink_weighted
+                                   << "; all positions RTN " << all_rtn << ", GPTQ on gptq_gram " << all_weighted);
+  // Counted once, the sink is where GPTQ puts the other positions' error: worse than rounding.
+  CHECK(sink_plain > 2 * sink_rtn);
+  // Weighted as the window that reads it, it keeps less error than rounding, and so do the rest.
+  CHECK(sink_weighted < sink_rtn);
+  CHECK(all_weighted < 0.8 * all_rtn);
+  CHECK(on_int4_g128_grid(weighted));
+}
+
 TEST_CASE("output error from XᵀX is ‖(Ŵ − W)·Xᵀ‖²", "[quant][gptq][awq]") {
   std::mt19937 rng(3);
   const int64_t rows = 5, cols = 12, t = 9;

@@ -108,10 +108,11 @@ void calibrated_int4_table(LoadedModel& m, const CommonOptions& o, const Quality
                  "‖(Ŵ − W)·Xᵀ‖/‖W·Xᵀ‖ with X each projection's input on the calibration tokens — what AWQ and GPTQ "
                  "minimise, on the tokens they were fitted to; perplexity, battery and agreement are on other text.");
   table.add_note(fmt::format(
-      "Calibration: one pass of the fp32 model over the {} tokens before the held-out text ({:.1f} s), recording at "
-      "every projection's input mean |x| per channel (AWQ) and XᵀX (GPTQ). Every layer is calibrated on the fp32 "
-      "model's inputs (the paper's GPTQ re-runs the calibration on the already-quantized earlier layers).",
-      calibration.maxima.tokens, calibration_seconds));
+      "Calibration: the fp32 model over the {} tokens before the held-out text, in windows of {} from position 0 like "
+      "the evaluation's ({:.1f} s), recording at every projection's input mean |x| per channel (AWQ) and XᵀX (GPTQ). "
+      "Every layer is calibrated on the fp32 model's inputs (the paper's GPTQ re-runs the calibration on the "
+      "already-quantized earlier layers).",
+      calibration.maxima.tokens, CalibrationNeeds{}.window, calibration_seconds));
   table.add_note(fmt::format(
       "AWQ: W·diag(s) rounded to INT4 g128, then ·diag(s)⁻¹, s_j = mean|x_j|^α with α from 0, 0.05 … 1 minimising the "
       "output error (q/k/v share one s, gate/up another: in a deployment s is folded into the norm before them and the "
@@ -121,8 +122,10 @@ void calibrated_int4_table(LoadedModel& m, const CommonOptions& o, const Quality
           ? " (o stays round-to-nearest: with grouped-query attention its s cannot be folded into v)"
           : ""));
   table.add_note("GPTQ: columns rounded in order onto INT4 g128's grid, each error spread over the columns not yet "
-                 "rounded through the Cholesky factor of (2·XᵀX + 1% of its mean diagonal)⁻¹; a group's scale is set "
-                 "when its first column comes up. The embedding/output matrix is plain INT4 g128 in both rows.");
+                 "rounded through the Cholesky factor of (2·XᵀX + 1% of its mean diagonal)⁻¹; for q, k and v each "
+                 "window's first position (the attention sink, read by every later one) weighs as much as its window. A "
+                 "group's scale is set when its first column comes up. The embedding/output matrix is plain INT4 g128 in "
+                 "both rows.");
   table.add_note(fmt::format("Computed in {:.1f} min on {} threads.", seconds / 60, num_threads()));
   table.emit(o.csv_path);
   figures["calibrated_awq_alpha"] = alphas;

@@ -16,6 +16,7 @@ struct Record {
   std::vector<float>* maxima = nullptr;   // [in]
   std::vector<double>* sum_abs = nullptr; // [in]: Σ_t |x[t, j]|, divided by T after the pass
   Tensor* gram = nullptr;                 // [in, in]: Σ over calls of XᵀX
+  Tensor* first_gram = nullptr;           // [in, in]: Σ over calls of (n − 1)·x₀x₀ᵀ (every call is one window)
 };
 
 // A projection that notes what its Record asks for about its input, then multiplies as before.
@@ -44,6 +45,12 @@ class RecordingLinear : public Linear {
       const float* s = step.host<float>();
       for (int64_t i = 0; i < d * d; ++i) g[i] += s[i];
     }
+    if (record_.first_gram) {
+      float* f = record_.first_gram->host<float>();
+      const float extra = static_cast<float>(n - 1);
+      for (int64_t i = 0; i < d; ++i)
+        for (int64_t j = 0; j < d; ++j) f[i * d + j] += extra * p[i] * p[j];
+    }
     dense_.forward(x, y);
   }
   int64_t in_features() const override { return dense_.in_features(); }
@@ -66,13 +73,17 @@ const std::vector<std::vector<std::size_t>>& shared_input_groups() {
 CalibrationInputs calibrate_inputs(Llama& model, const ReferenceWeights& reference, std::span<const int32_t> tokens,
                                    CalibrationNeeds needs) {
   if (tokens.empty()) throw std::invalid_argument("calibrate_inputs: no tokens");
+  if (needs.window < 1) throw std::invalid_argument("calibrate_inputs: window < 1");
   const std::size_t n = reference.projections.size();
   if (n % 7 != 0) throw std::invalid_argument("calibrate_inputs: 7 projections per layer");
   CalibrationInputs result;
   result.maxima.tokens = std::ssize(tokens);
   result.maxima.channels.resize(n);
   std::vector<std::vector<double>> sums(needs.mean_abs ? n : 0);
-  if (needs.gram) result.gram.resize(n);
+  if (needs.gram) {
+    result.gram.resize(n);
+    result.first_gram.resize(n);
+  }
   std::size_t i = 0;
   for (LayerWeights& L : model.weights().layers) {
     const std::size_t layer = i;
@@ -90,13 +101,21 @@ CalibrationInputs calibrate_inputs(Llama& model, const ReferenceWeights& referen
       if (needs.gram && std::ranges::any_of(shared_input_groups(), [&](const auto& g) { return g[0] == k; })) {
         result.gram[i] = Tensor::zeros({in, in});
         r.gram = &result.gram[i];
+        if (k == 0) {  // the attention input: q, k, v
+          result.first_gram[i] = Tensor::zeros({in, in});
+          r.first_gram = &result.first_gram[i];
+        }
       }
       *slot = std::make_unique<RecordingLinear>(reference.projections.at(i), r);
       ++i;
     }
   }
-  GroupedKvCache cache(model.config(), result.maxima.tokens, model.device());
-  (void)model.forward(tokens, 0, cache);
+  const int64_t window = std::min(needs.window, result.maxima.tokens);
+  GroupedKvCache cache(model.config(), window, model.device());
+  for (int64_t start = 0; start < result.maxima.tokens; start += window) {
+    cache.clear();
+    (void)model.forward(tokens.subspan(start, std::min(window, result.maxima.tokens - start)), 0, cache);
+  }
   quantize_model(model, reference, nullptr);  // the plain reference again
 
   for (std::size_t p = 0; p < sums.size(); ++p) {
@@ -107,7 +126,10 @@ CalibrationInputs calibrate_inputs(Llama& model, const ReferenceWeights& referen
   if (needs.gram)
     for (std::size_t layer = 0; layer < n; layer += 7)
       for (const std::vector<std::size_t>& g : shared_input_groups())
-        for (std::size_t k : g) result.gram[layer + k] = result.gram[layer + g[0]];  // a handle: the same storage
+        for (std::size_t k : g) {
+          result.gram[layer + k] = result.gram[layer + g[0]];  // a handle: the same storage
+          if (g[0] == 0) result.first_gram[layer + k] = result.first_gram[layer];
+        }
   return result;
 }
 

@@ -8,6 +8,11 @@
 //
 // Projections that read the same input — q, k, v (after the attention norm) and gate, up (after
 // the MLP norm) — see the same X, so their Gram matrix is recorded once and shared.
+//
+// The text runs in windows like the evaluation's (each from position 0 with an empty cache), not
+// as one long sequence: the first position of every window is the attention sink, the position
+// heads attend to when nothing else is relevant, whose keys and values every later position reads.
+// In one pass of 8192 tokens it would be 1 token in 8192; in the evaluation it is 1 in every 512.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +34,7 @@ struct InputMaxima {
 struct CalibrationNeeds {
   bool mean_abs = false;  // AWQ
   bool gram = false;      // GPTQ, and both methods' output error
+  int64_t window = 512;   // tokens per forward pass (the evaluation's window)
 };
 
 struct CalibrationInputs {
@@ -36,10 +42,14 @@ struct CalibrationInputs {
   std::vector<std::vector<float>> mean_abs;  // per projection: mean_t |x[t, j]| [in]; empty unless asked
   std::vector<Tensor> gram;                  // per projection: XᵀX [in, in] f32, one storage per shared
                                              // input (handles to it); empty unless asked
+  // q, k and v only (the attention input; empty tensors elsewhere): Σ over windows of
+  // (T_w − 1)·x₀x₀ᵀ, x₀ the window's first position and T_w its length — added to XᵀX it makes that
+  // position weigh as much as the whole window that reads its keys and values (gptq_gram).
+  std::vector<Tensor> first_gram;
 };
 
-// Runs `tokens` through the reference model once (a fresh cache, position 0) with every
-// projection recording its input, then puts the reference weights back.
+// Runs `tokens` through the reference model in windows of needs.window (each with a fresh cache,
+// from position 0) with every projection recording its input, then puts the reference weights back.
 CalibrationInputs calibrate_inputs(Llama& model, const ReferenceWeights& reference, std::span<const int32_t> tokens,
                                    CalibrationNeeds needs);
 // The maxima alone (SmoothQuant, LLM.int8's table).

@@ -112,6 +112,20 @@ std::vector<float> gptq_quantize(std::span<const float> w, int64_t rows, int64_t
   return out;
 }
 
+Tensor gptq_gram(const CalibrationInputs& calibration, std::size_t projection) {
+  const Tensor& xtx = calibration.gram.at(projection);
+  if (projection % 7 > 2) return xtx;  // o, gate, up, down: each position's error on its own
+  const Tensor& first = calibration.first_gram.at(projection);
+  if (first.rank() != 2 || first.numel() != xtx.numel())
+    throw std::invalid_argument("gptq_gram: no first-position Gram matrix for q, k, v (calibrate with needs.gram)");
+  Tensor h = Tensor::zeros({xtx.dim(0), xtx.dim(1)});
+  float* p = h.host<float>();
+  const float* a = xtx.host<float>();
+  const float* b = first.host<float>();
+  for (int64_t i = 0; i < xtx.numel(); ++i) p[i] = a[i] + b[i];
+  return h;
+}
+
 QuantizedModel quantize_model_gptq(Llama& model, const ReferenceWeights& reference, const CalibrationInputs& calibration,
                                    const std::string& name) {
   Stopwatch clock;
@@ -121,12 +135,14 @@ QuantizedModel quantize_model_gptq(Llama& model, const ReferenceWeights& referen
   if (calibration.gram.size() != reference.projections.size())
     throw std::invalid_argument("quantize_model_gptq: no Gram matrix per projection (calibrate with needs.gram)");
   std::size_t i = 0;
+  Tensor attention;  // gptq_gram of q, computed once for k and v too (they read the same input)
   for (LayerWeights& L : model.weights().layers)
     for (std::unique_ptr<Linear>* slot : projection_slots(L)) {
       const Tensor& w = reference.projections.at(i);
       const int64_t rows = w.dim(0), cols = w.dim(1);
+      if (i % 7 == 0) attention = gptq_gram(calibration, i);
       const std::vector<float> w_hat = gptq_quantize({w.host<float>(), static_cast<std::size_t>(rows * cols)}, rows, cols,
-                                                     calibration.gram.at(i));
+                                                     i % 7 <= 2 ? attention : calibration.gram.at(i));
       *slot = std::make_unique<DenseLinear>(Tensor::from_vector(w_hat, {rows, cols}));
       ++i;
     }

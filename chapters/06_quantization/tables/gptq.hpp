@@ -23,6 +23,16 @@
 // INT4 g128 matrix, 4.125 bits per weight: with H = I nothing is compensated and GPTQ is RTN
 // bit for bit (a test).
 //
+// Which tokens H weighs. ‖(Ŵ − W)·Xᵀ‖² counts every calibration token once, but in the attention
+// projections one token is not like the others: the first position of a window, the attention
+// sink, which heads attend to when nothing else in the window is relevant, so that every later
+// position reads its keys and values. Its input is small — from layer 12 on about a third of a typical position's norm,
+// its value vector a tenth to a third — so, counted once, errors along it cost GPTQ almost
+// nothing, and GPTQ moves the other positions' error onto it: its q, k and v come out about twice
+// as wrong as round-to-nearest's, and every position pays through attention. For q, k and v, H
+// therefore weighs each window's first position as much as the whole window that reads it
+// (gptq_gram); the other projections act on each position alone and keep XᵀX.
+//
 // The rows of W are independent given U (one row's errors only ever move the same row), so this
 // runs row by row, the row in cache and U streamed; the paper's lazy batch updates make the
 // same arithmetic GPU-friendly and are not needed here.
@@ -53,7 +63,11 @@ struct GptqOptions {
 std::vector<float> gptq_quantize(std::span<const float> w, int64_t rows, int64_t cols, const Tensor& xtx,
                                  const GptqOptions& options = {});
 
-// The model's 210 projections GPTQ-rounded, each with the Gram matrix of its own input from one
+// The Gram matrix GPTQ rounds projection `projection` (an index in projection_matrices() order)
+// for: XᵀX, plus calibration.first_gram for q, k and v (a new tensor then; else a handle to XᵀX).
+Tensor gptq_gram(const CalibrationInputs& calibration, std::size_t projection);
+
+// The model's 210 projections GPTQ-rounded, each with gptq_gram of its own input from one
 // calibration pass of the fp32 model (every layer sees the fp32 model's inputs, not those of the
 // already-quantized layers before it as in the paper, which runs the calibration again after
 // each layer so that later layers can absorb earlier errors: one pass here, for every method).
