@@ -19,6 +19,7 @@
 #include "round_record.hpp"
 #include "speculative_decode.hpp"
 #include "studies.hpp"
+#include "tree_table.hpp"
 
 using namespace infer;
 
@@ -29,7 +30,7 @@ struct Options {
   std::vector<std::string> drafts = {"int8", "int4-g128", "nf4", "q8_0", "q4_1", "layers-10", "layers-20", "lookup"};
   std::vector<int> gammas = {1, 2, 3, 4, 6, 8};
   int gamma = 4, repeats = 3;
-  bool tables = false, no_tables = false;
+  bool tables = false, no_tables = false, tree = false;
 };
 
 // The demo: one speculative generation, streamed, then the same prompt decoded plainly.
@@ -108,6 +109,7 @@ int main(int argc, char** argv) {
   CLI::Option* tables = app.add_flag("--tables", opt.tables, "every table, of every draft in --drafts (the default "
                                                              "when neither --draft nor --draft-model names one)");
   app.add_flag("--no-tables", opt.no_tables, "only the demo")->excludes(tables);
+  app.add_flag("--tree", opt.tree, "the tree table (tables/tree_table.hpp): linear γ against trees, drafts q4_1 and layers-10, greedy");
 
   // Line by line even into a pipe or a file, so the streamed text's last line is out before
   // anything written to stderr after it (progress lines, errors).
@@ -127,7 +129,8 @@ int main(int argc, char** argv) {
     // every table of every draft takes, unless asked for.
     const bool named = app.count("--draft") > 0 || !opt.draft_model.empty();
     const bool with_tables = opt.tables || (!named && !opt.no_tables);
-    if (!with_tables)
+    if (opt.tree) spec::check_tree_options(o);
+    if (!with_tables && !opt.tree)
       refuse_flags(app, opt.no_tables ? "--no-tables" : "a run that names its draft (add --tables)",
                    {"--csv", "--drafts", "--gammas", "--repeats", "--plot"});
     if (with_tables) check_output_path(opt.plot, "--plot");
@@ -138,9 +141,9 @@ int main(int argc, char** argv) {
     if (with_tables) {
       spec::SpeculationStudy study(m, o, {drafts, opt.draft_model, opt.gamma, gammas, opt.repeats, opt.plot}, record.figures);
       study.run();
-    } else if (!opt.no_tables) {
-      fmt::print("(every table, of every draft: add --tables; a few minutes)\n");
     }
+    if (opt.tree) spec::tree_table(m, o, {.gamma = opt.gamma, .repeats = opt.repeats}, record.figures);
+    if (!with_tables && !opt.no_tables && !opt.tree) fmt::print("(every table, of every draft: add --tables; a few minutes)\n");
     save_record(record, o, &m.tokenizer);
   });
 }

@@ -428,6 +428,8 @@ CHAPTERS = [
                              "--gammas", "1,2,4,6", "--plot", "{out}/ch07_speedup_vs_gamma.svg"],
                   ["--plot", "{out}/ch07_speedup_vs_gamma.svg"]),
               Run("bench", None, [], binary="tests/bench/bench_speculative"),
+              # Tree verification against linear γ (README "Tree verification"): --full only, about 3 minutes.
+              Run("tree", None, ["--tree", "--no-tables"]),
               # The picture of the rounds: the Q4_1 draft guesses wrong often enough to show rejections
               # (the INT8 draft of the run above keeps 98% of its guesses).
               Run("rounds", ["--draft", "q4_1", "--no-tables", "-n", "48"], tables=False, csv=False)],

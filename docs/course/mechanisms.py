@@ -123,8 +123,8 @@ def draw_timeline(figures, path):
         busy = sum(s["steps"] for s in segs if s["kind"] in ("prefill", "decode"))
         wasted = sum(s["steps"] for s in segs if s["kind"] == "padding")
         total = slots * run["steps"]
-        svg.text(left, y + 12, f"{name}: {run['steps']} steps, done at {max(s['end'] for s in segs):.2f} s; "
-                               f"{busy / total:.0%} of slot-steps made a token, {wasted / total:.0%} padding, "
+        svg.text(left, y + 12, f"{name}: {run['steps']} steps, {max(s['end'] for s in segs):.2f} s; slot-steps: "
+                               f"{busy / total:.0%} made a token, {wasted / total:.0%} padding, "
                                f"{(total - busy - wasted) / total:.0%} idle", size=FONT)
         y += 20
         for slot in range(slots):

@@ -95,6 +95,8 @@ if [[ $mode == flags ]]; then
   expect 2 "error: --block-size: must be at most 8192, not '100000'" "$ch05" --block-size 100000
   expect 2 "error: --gap-steps: must be a finite number, not 'nan'" "$ch04" --gap-steps nan
   expect 2 "error: --gamma: must be at most 8, not '9'" "$ch07" --gamma 9
+  expect 2 "error: --tree: tree verification here is greedy only" "$ch07" --tree --temp 0.5
+  within 1 "$ch07" --tree --temp 0.5
   expect 2 "error: --rounds: 'x' is not a whole number" "$ch06" --rounds x
   expect 2 "error: --window: must be at least 2, not '1'" "$ch03" --window 1
 
