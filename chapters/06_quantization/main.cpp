@@ -20,8 +20,6 @@
 //                                                                       (quality_tables.cpp)
 //   --speed: decode and prefill through the kernels (kernel_speed.cpp), then what 8-bit
 //   activations cost in quality (int8_quality.cpp); --memory: what fits (memory_budget.cpp).
-#include <cstdio>
-#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -33,56 +31,18 @@
 #include "activation_outliers.hpp"
 #include "app/cli.hpp"
 #include "app/run_record.hpp"
-#include "app/text_streamer.hpp"
 #include "calibrated_int4.hpp"
-#include "02_kv_cache/cached_generate.hpp"
-#include "03_gqa/grouped_kv_cache.hpp"
 #include "int8_activations.hpp"
 #include "int8_quality.hpp"
 #include "kernel_speed.hpp"
-#include "measure/timing.hpp"
 #include "memory_budget.hpp"
 #include "quality_tables.hpp"
+#include "quantized_generation.hpp"
 #include "quantize_model.hpp"
-#include "tensor/ops.hpp"  // num_threads
 #include "weight_error.hpp"
 
 using namespace infer;
 using namespace infer::quant;
-
-namespace {
-
-// --quant: every matrix packed, the text generated with chapter 02's loop and chapter 03's
-// cache, streamed as it comes.
-void generate_quantized(LoadedModel& m, const CommonOptions& o, PackedFormat format, Activations activations,
-                        RunRecord& record) {
-  record.prompt_ids = encode_prompt(m, o);  // first: a prompt that does not fit is refused before the packing
-  const QuantizedModel info = quantize_for_kernels(m.model, format, activations);
-  fmt::print(stderr, "packed every matrix as {} ({:.3f} bits/weight): the weights now take {}, in {:.1f} s; {} activations\n",
-             info.scheme, info.bits_per_weight(), format_bytes(m.model.weights().bytes_held()), info.seconds,
-             activations_name(activations));
-  GroupedKvCache cache(m.model.config(), std::ssize(record.prompt_ids) + o.n_predict, m.model.device());
-  Sampler sampler(o.sampling);
-  sampler.accept(record.prompt_ids);  // --repeat-penalty counts the prompt too, as llama.cpp does
-  TextStreamer stream(m.tokenizer, record.text);
-  std::fputs(o.chat ? "" : o.prompt.c_str(), stdout);
-  std::fflush(stdout);
-  const GenerateOptions options{.n_predict = o.n_predict, .stop_at_end = true, .top_logits = 5};
-  const Generation gen = generate_cached(m.model, m.tokenizer, record.prompt_ids, cache, sampler, options, std::ref(stream));
-  stream.finish();
-  record.steps = gen.steps;
-  std::vector<double> decode;
-  for (std::size_t i = 1; i < gen.steps.size(); ++i) decode.push_back(gen.steps[i].seconds);
-  const double ttft = gen.steps.empty() ? 0 : gen.steps[0].seconds;
-  const double tps = decode.empty() ? 0 : 1.0 / median(decode);
-  fmt::print("{} tokens through the {} kernels, {} activations ({} threads): time to first token {:.1f} ms, decode {:.1f} tokens/s "
-             "(median step)\n", gen.steps.size(), info.scheme, activations_name(activations), num_threads(), 1e3 * ttft, tps);
-  record.figures["quant"] = {{"scheme", info.scheme}, {"flag", format_flag(format)},
-                             {"activations", activations_name(activations)}, {"bits_per_weight", info.bits_per_weight()},
-                             {"weight_bytes", m.model.weights().bytes_held()}, {"ttft_s", ttft}, {"decode_tokens_per_s", tps}};
-}
-
-}  // namespace
 
 // The flags each mode leaves unused, refused when given (refuse_flags).
 const std::initializer_list<std::string_view> kGenerationFlags = {"--prompt", "--n-predict", "--chat", "--seed",
@@ -98,18 +58,7 @@ int main(int argc, char** argv) {
   QualityOptions q;
   bool no_quality = false;
   add_common_options(app, o);
-  app.add_option("--eval-tokens", q.eval_tokens, "tokens of held-out text for perplexity")
-      ->check(whole_number(2, int64_t{1} << 30))->capture_default_str();
-  app.add_option("--window", q.window, "tokens per perplexity window (each starts with an empty cache)")
-      ->check(whole_number(2, int64_t{1} << 30))->capture_default_str();
-  app.add_option("--agree-tokens", q.agree_tokens, "greedy tokens per agreement prompt (3 prompts)")
-      ->check(whole_number(1, 1024))->capture_default_str();
-  app.add_option("--answer-tokens", q.answer_tokens, "greedy tokens per battery answer")
-      ->check(whole_number(1, 1024))->capture_default_str();
-  app.add_option("--battery-penalty", q.battery_penalty, "repetition penalty of the battery's second run (1.1: the "
-                 "course model's own)")->check(real_number(0, 100, /*min_exclusive=*/true))->capture_default_str();
-  app.add_option("--calib-tokens", q.calib_tokens, "calibration tokens, the text before the held-out slice (SmoothQuant; with --calibrated AWQ and GPTQ)")
-      ->check(whole_number(1, 8192))->capture_default_str();
+  add_quality_options(app, q);
   app.add_flag("--no-quality", no_quality, "skip the quality table (no evaluation text needed)");
   std::string quant;
   bool speed = false;
@@ -165,13 +114,7 @@ int main(int argc, char** argv) {
         throw UsageError(fmt::format("--window {} exceeds the context length {}", q.window, m.model.config().context_length));
       RunRecord record = new_record("ch06_quantization", o, "tables");
       speed_tables(m, o, speed_options, record.figures);
-      // What the int8-activation rows cost in quality (--eval-tokens, --window).
-      const std::vector<Int8QualityRow> rows = measure_int8_quality(m, q.eval_tokens, q.window);
-      int8_quality_table(rows, q.window).emit(o.csv_path);
-      for (const Int8QualityRow& r : rows)
-        record.figures["int8_quality"].push_back({{"scheme", r.scheme}, {"perplexity_fp32", r.perplexity_fp32},
-                                                  {"perplexity_int8", r.perplexity_int8}, {"agreement", r.agreement},
-                                                  {"positions", r.positions}, {"window", q.window}});
+      int8_quality_section(m, q.eval_tokens, q.window, o, record.figures);  // what int8 activations cost in quality
       save_record(record, o, nullptr);
       return;
     }

@@ -52,4 +52,13 @@ Table int8_quality_table(const std::vector<Int8QualityRow>& rows, int64_t window
   return t;
 }
 
+void int8_quality_section(LoadedModel& m, int64_t eval_tokens, int64_t window, const CommonOptions& o, nlohmann::json& figures) {
+  const std::vector<Int8QualityRow> rows = measure_int8_quality(m, eval_tokens, window);
+  int8_quality_table(rows, window).emit(o.csv_path);
+  for (const Int8QualityRow& r : rows)
+    figures["int8_quality"].push_back({{"scheme", r.scheme}, {"perplexity_fp32", r.perplexity_fp32},
+                                       {"perplexity_int8", r.perplexity_int8}, {"agreement", r.agreement},
+                                       {"positions", r.positions}, {"window", window}});
+}
+
 }  // namespace infer::quant

@@ -34,5 +34,7 @@ struct Int8QualityRow {
 // `window` tokens, 16 per call). Needs the evaluation text; leaves the model as it came.
 std::vector<Int8QualityRow> measure_int8_quality(LoadedModel& m, int64_t eval_tokens, int64_t window);
 Table int8_quality_table(const std::vector<Int8QualityRow>& rows, int64_t window);
+// Both: the rows measured, the table printed (and written to --csv), the rows in figures["int8_quality"].
+void int8_quality_section(LoadedModel& m, int64_t eval_tokens, int64_t window, const CommonOptions& o, nlohmann::json& figures);
 
 }  // namespace infer::quant

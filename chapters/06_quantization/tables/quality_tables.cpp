@@ -255,4 +255,19 @@ void quality_tables(LoadedModel& m, const CommonOptions& o, const QualityOptions
   per_q.emit(o.csv_path);
 }
 
+void add_quality_options(CLI::App& app, QualityOptions& q) {
+  app.add_option("--eval-tokens", q.eval_tokens, "tokens of held-out text for perplexity")
+      ->check(whole_number(2, int64_t{1} << 30))->capture_default_str();
+  app.add_option("--window", q.window, "tokens per perplexity window (each starts with an empty cache)")
+      ->check(whole_number(2, int64_t{1} << 30))->capture_default_str();
+  app.add_option("--agree-tokens", q.agree_tokens, "greedy tokens per agreement prompt (3 prompts)")
+      ->check(whole_number(1, 1024))->capture_default_str();
+  app.add_option("--answer-tokens", q.answer_tokens, "greedy tokens per battery answer")
+      ->check(whole_number(1, 1024))->capture_default_str();
+  app.add_option("--battery-penalty", q.battery_penalty, "repetition penalty of the battery's second run (1.1: the "
+                 "course model's own)")->check(real_number(0, 100, /*min_exclusive=*/true))->capture_default_str();
+  app.add_option("--calib-tokens", q.calib_tokens, "calibration tokens, the text before the held-out slice (SmoothQuant; "
+                 "with --calibrated AWQ and GPTQ)")->check(whole_number(1, 8192))->capture_default_str();
+}
+
 }  // namespace infer::quant

@@ -33,6 +33,9 @@ struct QualityOptions {
   int64_t calib_tokens = 512;  // the calibration pass (SmoothQuant, AWQ, GPTQ): the end of the text before the held-out slice
 };
 
+// --eval-tokens, --window, --agree-tokens, --answer-tokens, --battery-penalty, --calib-tokens.
+void add_quality_options(CLI::App& app, QualityOptions& q);
+
 // What every row is measured on, prepared once: the held-out tokens, the questions, the fp32
 // model's greedy answers (agreement), the fp32 weights, and the calibration tokens — the last
 // `calib_tokens` before the held-out slice (the end of Judges), so that no calibrated method
