@@ -18,12 +18,11 @@ import html
 import math
 import xml.etree.ElementTree as ET
 
-WIDTH = 760
-FONT = 13
-SMALL = 12
+from plots import CHAR, FONT, WIDTH, LABEL_FONT as SMALL  # the plots' canvas width, text sizes and metrics
+
+# One colour per request: more than the plots' 8 series, so that neighbouring requests differ.
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
            "#bcbd22", "#7f7f7f", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94"]
-CHAR = 0.62          # a character's width as a share of the font size (for fitting text in boxes)
 GREEN, RED, GREY, BLUE, PURPLE = "#2ca02c", "#d62728", "#9ca3af", "#1f77b4", "#7b3fa0"
 
 

@@ -1,10 +1,11 @@
 #include "tree_drafter.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "app/run_record.hpp"  // top_logits
 
 namespace infer {
 
@@ -48,18 +49,6 @@ Tensor forward_tree(const Llama& model, const TokenTree& tree, int first, int co
   return model.logits(x);
 }
 
-std::vector<int32_t> top_k_tokens(std::span<const float> logits, int k) {
-  std::vector<int32_t> ids(logits.size());
-  std::iota(ids.begin(), ids.end(), 0);
-  k = std::min<int>(k, static_cast<int>(ids.size()));
-  std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](int32_t a, int32_t b) {
-    return logits[static_cast<std::size_t>(a)] > logits[static_cast<std::size_t>(b)] ||
-           (logits[static_cast<std::size_t>(a)] == logits[static_cast<std::size_t>(b)] && a < b);
-  });
-  ids.resize(static_cast<std::size_t>(k));
-  return ids;
-}
-
 TreeDrafter::TreeDrafter(std::string name, Llama model, int64_t capacity, TreeShape shape)
     : name_(std::move(name)), model_(std::move(model)), shape_(std::move(shape)), cache_(model_.config(), capacity) {
   if (!model_.device().is_cpu()) throw std::invalid_argument("TreeDrafter: tree drafting runs on the CPU only");
@@ -85,7 +74,8 @@ TokenTree TreeDrafter::propose(std::span<const int32_t> context, int max_depth) 
     const int next_first = tree.size();
     for (int i = 0; i < level_count; ++i) {
       const std::span<const float> row(logits.host<float>() + i * V, static_cast<std::size_t>(V));
-      for (const int32_t token : top_k_tokens(row, shape_.branching[static_cast<std::size_t>(d)])) tree.add(token, level_first + i);
+      for (const auto& [token, logit] : top_logits(row, shape_.branching[static_cast<std::size_t>(d)]))  // ties: lower id
+        tree.add(token, level_first + i);
     }
     level_first = next_first;
     level_count = tree.size() - next_first;

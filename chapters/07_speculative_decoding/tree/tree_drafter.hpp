@@ -45,8 +45,6 @@ TreeShape parse_tree_shape(const std::string& text);
 // lib's public steps of a pass (embed, layer, logits), which take a position per token.
 Tensor forward_tree(const Llama& model, const TokenTree& tree, int first, int count, int64_t base, TreeKvCache& cache);
 
-// The tokens of the k largest logits, largest first (ties: the lower id first).
-std::vector<int32_t> top_k_tokens(std::span<const float> logits, int k);
 
 class TreeDrafter {
  public:

@@ -22,16 +22,6 @@ int64_t depth_parameters(const LlamaConfig& teacher, int depth) {
 
 std::string millions(int64_t n) { return fmt::format("{:.2f} M", static_cast<double>(n) / 1e6); }
 
-// "12,345,678"
-std::string grouped(int64_t n) {
-  std::string digits = std::to_string(n < 0 ? -n : n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return fmt::format("{}{}", n < 0 ? "-" : "", out);
-}
-
 // Σ of the kept neurons' importance ÷ Σ of all, over the layers (mean of the per-layer shares).
 double kept_share(const std::vector<std::vector<double>>& scores, const std::vector<std::vector<int>>& kept) {
   double share = 0;
@@ -70,7 +60,7 @@ void check_width_options(const WidthOptions& w, const LlamaConfig& c, std::span<
     if (train::matched_width(c, depth_parameters(c, depth), w.groups).neurons == 0)
       throw UsageError(fmt::format("--width-prune: no width{} with 1 to {} MLP neurons has the {} parameters of the "
                                    "{}-layer student", w.groups ? fmt::format(" of {} key/value group{}", w.groups, w.groups > 1 ? "s" : "") : "",
-                                   c.d_ff, grouped(depth_parameters(c, depth)), depth));
+                                   c.d_ff, format_count(depth_parameters(c, depth)), depth));
 }
 
 void print_width_pruning(LoadedModel& m, const HeldOut& h, std::span<const int32_t> calibration,
@@ -213,10 +203,10 @@ void print_width_pruning(LoadedModel& m, const HeldOut& h, std::span<const int32
     const int64_t diff = wc.parameter_count() - dc.parameter_count();
     t.add_note(fmt::format("Parameters: the {}-layer depth student {}, the width student {}: width − depth = {} ({:+.3f}%), "
                            "the closest a neuron allows (one neuron is {} numbers: a row of W_gate and of W_up and a "
-                           "column of W_down in each of {} layers). {}", p.depth, grouped(dc.parameter_count()),
-                           grouped(wc.parameter_count()), (diff >= 0 ? "+" : "") + grouped(diff),
+                           "column of W_down in each of {} layers). {}", p.depth, format_count(dc.parameter_count()),
+                           format_count(wc.parameter_count()), (diff >= 0 ? "+" : "") + format_count(diff),
                            100.0 * static_cast<double>(diff) / static_cast<double>(dc.parameter_count()),
-                           grouped(int64_t{3} * tc.d_model * L), L,
+                           format_count(int64_t{3} * tc.d_model * L), L,
                            w.groups ? fmt::format("{} groups: --width-groups.", w.groups)
                                     : fmt::format("{} of {} groups: the count whose share comes closest to the share of "
                                                   "neurons kept ({:.1f}%), so attention and MLP shrink alike.",
