@@ -70,6 +70,7 @@ double AbsmaxScheme::bits_per_weight(int64_t rows, int64_t cols) const {
   return 8.0 * static_cast<double>(packed_bytes(rows, cols)) / static_cast<double>(rows * cols);
 }
 
+// the-change: begin AbsmaxScheme::quantize
 PackedMatrix AbsmaxScheme::quantize(std::span<const float> w, int64_t rows, int64_t cols) const {
   check_shape(rows, cols, w.size());
   const int64_t n = rows * cols, g = group_size(rows, cols), groups = ceil_div(n, g);
@@ -109,6 +110,7 @@ PackedMatrix AbsmaxScheme::quantize(std::span<const float> w, int64_t rows, int6
   });
   return p;
 }
+// the-change: end AbsmaxScheme::quantize
 
 void AbsmaxScheme::dequantize(const PackedMatrix& p, std::span<float> out) const {
   const int64_t n = p.numel(), g = group_size(p.rows, p.cols), groups = ceil_div(n, g);

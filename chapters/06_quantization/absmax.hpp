@@ -1,4 +1,4 @@
-// Chapter 06's layer, part 2: symmetric absmax quantization, the "just round the numbers" scheme.
+// Chapter 06, part 1, file 2: symmetric absmax quantization, the "just round the numbers" scheme.
 //
 //   scale = max |w| / qmax            over the weights that share the scale
 //   q     = round(w / scale)          an integer in −qmax … qmax   (qmax = 127 for INT8, 7 for INT4)

@@ -11,7 +11,8 @@
 //   ch06_quantization --memory                     part 2: what fits on 8/16/24 GB cards and in this RAM
 //   ch06_quantization --calibrated                 INT4 g128 calibrated on text: AWQ and GPTQ (calibrated_int4.cpp)
 //
-// The tables, in the order printed (tables/: the studies; the layer is the directory above):
+// The tables, in the order printed (tables/: the studies; the layer is the directory above, part 2's
+// in packed/):
 //   1  weight error of every scheme over every projection matrix, and the outlier statistics
 //      of the worst and best matrix                                     (weight_error.cpp)
 //   2  activation outliers after each layer, their histogram, INT8 with one tensor-wide

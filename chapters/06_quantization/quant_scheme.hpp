@@ -1,4 +1,4 @@
-// Chapter 06's layer, part 1: what a weight quantization scheme is.
+// Chapter 06, part 1, file 1: what a weight quantization scheme is.
 //
 // A scheme turns a [rows, cols] matrix of fp32 weights into packed storage — small integer
 // codes plus the few floating-point numbers (scales, minima) needed to turn codes back into
@@ -8,7 +8,7 @@
 // Every scheme here is "dequantize in place" material: quantize_model.hpp replaces each weight
 // matrix by Ŵ in fp32, so the forward pass is unchanged and only the numbers differ. (A real
 // deployment would keep the packed bytes and multiply from them; that saves memory and
-// bandwidth, but it does not change which numbers the model computes with.)
+// bandwidth, but it does not change which numbers the model computes with: part 2, packed/.)
 //
 // Bits per weight is exact, not nominal: it is 8 × packed bytes / weights, scales included.
 // For example INT4 with a 16-bit scale per group of 128 stores 4 + 16/128 = 4.125 bits.

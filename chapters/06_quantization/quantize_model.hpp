@@ -1,4 +1,4 @@
-// Chapter 06's layer, part 7: a whole model quantized "in place".
+// Chapter 06, part 1, file 3: a whole model quantized "in place".
 //
 // quantize_model() round-trips every weight matrix of the model through a scheme and puts the
 // result back as a plain fp32 DenseLinear: Ŵ = dequantize(quantize(W)). The forward pass does
@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "model/llama.hpp"
-#include "packed_kernels.hpp"
 #include "quant_scheme.hpp"
 
 namespace infer::quant {
@@ -48,6 +47,10 @@ struct ReferenceWeights {
 };
 // Throws std::runtime_error for a model whose matrices are not dense f32 on the CPU.
 ReferenceWeights keep_reference(const Llama& model);
+// The model's own dense matrices, on any device and in any dtype (no copy): what part 2 packs
+// when no reference was kept (packed/pack_model.hpp). Throws std::runtime_error for a layer that
+// is not a DenseLinear (a model already packed).
+ReferenceWeights dense_matrices(Llama& model);
 
 struct QuantizedModel {
   std::string scheme;           // "fp32" for the reference
@@ -61,25 +64,5 @@ struct QuantizedModel {
 // Replaces the model's matrices with the round trip of `reference` through `scheme`, or with
 // the reference itself when scheme is nullptr.
 QuantizedModel quantize_model(Llama& model, const ReferenceWeights& reference, const QuantScheme* scheme);
-
-// Part 2 of the chapter: the same matrices, but kept packed and multiplied by the kernels.
-// Replaces every projection and the output matrix with a PackedLinear (packed_linear.hpp) in
-// `format`, on the model's device. With tied embeddings (the default model) the fp32 embedding
-// is dropped as well: the packed output matrix is its only copy, and the lookup reads its rows
-// (a PackedEmbedding on the same bytes, packed_linear.hpp). An untied embedding table stays
-// fp32 (a decode step reads one row of it). The model then computes with exactly the Ŵ of
-// quantize_model(model, reference, scheme_for(format)), multiplied in another order;
-// quantize_model(model, reference, nullptr) turns it back into the fp32 model.
-// `activations`: what the layers multiply Ŵ with (packed_kernels.hpp; int8: CPU only).
-QuantizedModel quantize_for_kernels(Llama& model, const ReferenceWeights& reference, PackedFormat format,
-                                    Activations activations = Activations::fp32);
-// The same from the model's own dense matrices, on any device and in any dtype (a CUDA model
-// loaded in f16 too); throws std::runtime_error for a layer that is already packed.
-QuantizedModel quantize_for_kernels(Llama& model, PackedFormat format, Activations activations = Activations::fp32);
-// A second model beside `model`: the same config, device and (shared) norms, its matrices
-// packed from `reference` as quantize_for_kernels does. The speed table keeps one per format
-// and times them in turn.
-Llama packed_copy(const Llama& model, const ReferenceWeights& reference, PackedFormat format,
-                  QuantizedModel* info = nullptr, Activations activations = Activations::fp32);
 
 }  // namespace infer::quant

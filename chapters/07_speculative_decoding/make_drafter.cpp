@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "model_drafter.hpp"
-#include "06_quantization/packed_kernels.hpp"
+#include "06_quantization/packed/packed_kernels.hpp"
 #include "prompt_lookup.hpp"
-#include "06_quantization/quantize_model.hpp"
+#include "06_quantization/packed/pack_model.hpp"
 
 namespace infer::spec {
 

@@ -54,9 +54,10 @@ def shown_output(log_text, options):
 
 
 def readmes(root):
-    """The chapter READMEs, and the top-level one (its performance section quotes a benchmark)."""
+    """The chapter READMEs (a part with its own, as chapter 06's packed/, too), and the top-level one
+    (its performance section quotes a benchmark)."""
     top = [root / "README.md"] if (root / "README.md").exists() else []
-    return top + sorted((root / "chapters").glob("*/README.md"))
+    return top + sorted([*(root / "chapters").glob("*/README.md"), *(root / "chapters").glob("*/*/README.md")])
 
 
 def update(root, records, origin, full_runs, only=None):

@@ -109,6 +109,7 @@ CH03 = "chapters/03_gqa"
 CH04 = "chapters/04_batching"
 CH05 = "chapters/05_paged_blocks"
 CH06 = "chapters/06_quantization"
+CH06P = "chapters/06_quantization/packed"  # the chapter's part 2, with its own README
 CH07 = "chapters/07_speculative_decoding"
 CH08 = "chapters/08_distillation"
 
@@ -182,17 +183,41 @@ CHANGES: dict[str, list] = {
         Code(f"{CH05}/block_table.cpp", "BlockTable::copy_on_write"),
     ],
     CH06: [
-        Text("Every weight matrix of the forward pass is a `Linear`. lib's `DenseLinear` keeps fp32 "
-             "weights and multiplies with `ops::matmul_t`; chapter 06's `PackedLinear` keeps only "
-             "the packed bytes of a scheme (8 or 4 bits per weight plus scales) and multiplies "
-             "with a kernel that decodes them on the fly. The forward pass does not change: it "
-             "calls `forward` as before, and `weight_bytes` now counts what a decode step really "
-             "streams."),
-        Diff([(("lib/model/linear.hpp", "DenseLinear"), (f"{CH06}/packed_linear.hpp", "PackedLinear")),
-              (("lib/model/linear.cpp", "DenseLinear::forward"), (f"{CH06}/packed_linear.cpp", "PackedLinear::forward"))]),
-        Text("The kernels behind `packed_matmul_cpu` and `packed_matmul_cuda` are declared in "
-             "`packed_kernels.hpp`; the schemes that pack the bytes derive from `QuantScheme` "
-             "(`quant_scheme.hpp`)."),
+        Text("**Part 1: the numbers.** Chapters 01–05 computed with the file's fp32 weights and "
+             "changed only how the work is organised. Part 1 changes the weights and not the code: "
+             "every matrix is replaced by its round trip through a scheme, Ŵ = dequantize(quantize(W)), "
+             "kept as a plain fp32 `DenseLinear`, so the forward pass is chapter 01's and only the "
+             "numbers differ. The packed bytes are counted, not kept."),
+        Code(f"{CH06}/quantize_model.cpp", "quantize_model"),
+        Text("The simplest scheme gives every group of weights (a whole tensor, a row, or 128 "
+             "consecutive weights) one scale, its largest magnitude over the largest code, stored "
+             "in fp16, and every weight the nearest code. The other schemes, in `schemes/` "
+             "(`asymmetric`, `nf4`, `float_formats`, `ggml_blocks`), change only this function and "
+             "its inverse:"),
+        Code(f"{CH06}/absmax.cpp", "AbsmaxScheme::quantize"),
+        Text("Part 2 ([`packed/`](packed/README.md)) keeps the bytes and multiplies from them."),
+    ],
+    CH06P: [
+        Text("**Part 2: the bytes.** Part 1 multiplied with Ŵ in fp32, so a decode step still "
+             "streamed 4 bytes per weight. Every weight matrix of the forward pass is a `Linear`: "
+             "lib's `DenseLinear` keeps fp32 weights and multiplies with `ops::matmul_t`; "
+             "`PackedLinear` keeps only the packed bytes of a scheme (8 or 4 bits per weight plus "
+             "scales) and multiplies with a kernel that decodes them on the fly. The forward pass "
+             "does not change: it calls `forward` as before, and `weight_bytes` now counts what a "
+             "decode step really streams."),
+        Diff([(("lib/model/linear.hpp", "DenseLinear"), (f"{CH06P}/packed_linear.hpp", "PackedLinear")),
+              (("lib/model/linear.cpp", "DenseLinear::forward"), (f"{CH06P}/packed_linear.cpp", "PackedLinear::forward"))]),
+        Text("The idea is inside the kernel. For one token (a decode step), a row of int4-g128 "
+             "weights is read as packed bytes and decoded in registers, 2·W weights per load "
+             "(W = 16 fp32 lanes on AVX-512, 8 on AVX2, 4 on SSE4 and NEON): the low nibbles are "
+             "the even columns, the high nibbles the odd ones, (q − 8)·s is one fused "
+             "multiply-add, and the fp32 weight exists only in a register, never in memory. x was "
+             "reordered once per call into the same even/odd order:"),
+        Code(f"{CH06P}/cpu/packed_kernels.cpp", "dot_int4_row"),
+        Text("The other formats' rows (`dot_int8_row`, `dot_q8_0_row`, `dot_q4_1_row`, "
+             "`dot_nf4_row`) follow in the same file; a prefill decodes a panel of rows once for "
+             "sgemm instead. The kernels are declared in `packed_kernels.hpp`; the bytes are what "
+             "part 1's schemes write (`scheme_for`)."),
     ],
     CH07: [
         Text("Chapter 02 generates one token per pass of the target model:"),
@@ -369,19 +394,27 @@ def sources(directory: pathlib.Path, recursive: bool) -> list[pathlib.Path]:
     return sorted(f for f in it if f.is_file() and f.suffix in SOURCE_SUFFIXES)
 
 
+def part_row(directory: pathlib.Path, label: str) -> str:
+    """One row of the table: a chapter, or a part of one (a folder with its own README.md)."""
+    top = sources(directory, recursive=False)
+    layer = [f for f in top if f.name != "main.cpp"]
+    main = [f for f in top if f.name == "main.cpp"]
+    sub = {d.name: count_lines(sources(d, recursive=True))
+           for d in sorted(directory.iterdir()) if d.is_dir() and not (d / "README.md").exists()}
+    tables = sub.pop("tables", None)
+    cuda = sub.pop("cuda", None)
+    other = ", ".join(f"{name}/ {n}" for name, n in sub.items() if n) or ""
+    cells = [count_lines(layer) if layer else None, count_lines(main) if main else None, tables, cuda]
+    return f"| `{label}` | " + " | ".join("—" if n is None else str(n) for n in cells) + f" | {other or '—'} |"
+
+
 def line_counts() -> str:
     rows = ["| chapter | layer | main.cpp | tables/ (studies) | cuda/ | other folders |",
             "|---|--:|--:|--:|--:|---|"]
     for chapter in sorted(p for p in (ROOT / "chapters").iterdir() if p.is_dir()):
-        top = sources(chapter, recursive=False)
-        layer = [f for f in top if f.name != "main.cpp"]
-        main = [f for f in top if f.name == "main.cpp"]
-        sub = {d.name: count_lines(sources(d, recursive=True)) for d in sorted(chapter.iterdir()) if d.is_dir()}
-        tables = sub.pop("tables", None)
-        cuda = sub.pop("cuda", None)
-        other = ", ".join(f"{name}/ {n}" for name, n in sub.items() if n) or ""
-        cells = [count_lines(layer) if layer else None, count_lines(main) if main else None, tables, cuda]
-        rows.append(f"| `{chapter.name}` | " + " | ".join("—" if n is None else str(n) for n in cells) + f" | {other or '—'} |")
+        rows.append(part_row(chapter, chapter.name))
+        for part in sorted(d for d in chapter.iterdir() if d.is_dir() and (d / "README.md").exists()):
+            rows.append(part_row(part, f"{chapter.name}/{part.name}"))
     rows += ["", "| lib part | files | lines |", "|---|--:|--:|"]
     for part in sorted(p for p in (ROOT / "lib").iterdir() if p.is_dir()):
         files = sources(part, recursive=True)

@@ -9,8 +9,8 @@
 
 namespace exercise {
 
-// Given: chapter 06's asymmetric INT4 (chapters/06_quantization/asymmetric.hpp) for one group,
-// on a range [lo, hi] the caller chooses, lo ≤ 0 ≤ hi:
+// Given: chapter 06's asymmetric INT4 (chapters/06_quantization/schemes/asymmetric.hpp) for one
+// group, on a range [lo, hi] the caller chooses, lo ≤ 0 ≤ hi:
 //   scale = (hi − lo) / 15,  zero = round(−lo / scale),  q = clamp(round(w / scale) + zero, 0, 15),
 //   ŵ = (q − zero) · scale
 // Weights outside the range clamp to its ends. A range of width 0 gives zeros.

@@ -1,4 +1,4 @@
-// Tests of chapter 06's int8-activation kernels (chapters/06_quantization/cpu/int8_activations.cpp).
+// Tests of chapter 06's int8-activation kernels (chapters/06_quantization/packed/cpu/int8_activations.cpp).
 //
 // 1. The rounding of x: dx = max |x| / 127 per block of 32, |x − dx·qx| ≤ dx/2, Σ x kept.
 // 2. The kernel computes what int8_activations.hpp says, read off the packed bytes here, in

@@ -1,4 +1,4 @@
-// The decode formulas of chapter 06's CUDA kernels (chapters/06_quantization/cuda/
+// The decode formulas of chapter 06's CUDA kernels (chapters/06_quantization/packed/cuda/
 // packed_decode.hpp), run on the CPU: the same inline functions the GPU kernels call, checked
 // against each scheme's own dequantize() on machines without a GPU.
 //

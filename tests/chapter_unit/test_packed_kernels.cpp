@@ -1,4 +1,4 @@
-// Tests of chapter 06's CPU kernels (chapters/06_quantization/cpu/packed_kernels.cpp): every
+// Tests of chapter 06's CPU kernels (chapters/06_quantization/packed/cpu/packed_kernels.cpp): every
 // format's matrix product equals dequantize-then-multiply — the scheme's own dequantize(), then
 // a product summed in double — on random shapes, odd ones included (rows and columns that are
 // multiples of nothing, groups of 128 and blocks of 64 that straddle rows, rows that start in

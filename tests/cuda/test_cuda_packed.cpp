@@ -1,4 +1,4 @@
-// Chapter 06's packed-weight kernels on the GPU (chapters/06_quantization/cuda/packed_kernels.cu)
+// Chapter 06's packed-weight kernels on the GPU (chapters/06_quantization/packed/cuda/packed_kernels.cu)
 // against each scheme's own dequantize().
 //
 //   packed_matmul_cuda    y[n, rows] = x · Ŵᵀ, compared with the product of dequantize()'s Ŵ and

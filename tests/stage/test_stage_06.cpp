@@ -18,7 +18,7 @@
 #include "int8_quality.hpp"
 #include "packed_kernels.hpp"
 #include "packed_linear.hpp"
-#include "quantize_model.hpp"
+#include "pack_model.hpp"
 #include "test_support.hpp"
 
 using namespace infer;

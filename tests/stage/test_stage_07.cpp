@@ -25,7 +25,7 @@
 #include "grouped_kv_cache.hpp"
 #include "model_drafter.hpp"
 #include "prompt_lookup.hpp"
-#include "quantize_model.hpp"
+#include "pack_model.hpp"
 #include "speculative_decode.hpp"
 #include "stage_prompts.hpp"
 #include "test_support.hpp"

@@ -16,7 +16,7 @@
 #include "cached_generate.hpp"
 #include "grouped_kv_cache.hpp"
 #include "model_drafter.hpp"
-#include "quantize_model.hpp"
+#include "pack_model.hpp"
 #include "speculative_decode.hpp"
 #include "stage_prompts.hpp"
 #include "test_support.hpp"

@@ -24,7 +24,7 @@ cmake -S . -B "$matrix_dir" -DCMAKE_BUILD_TYPE=Release -DINFER_ARCH=portable -DI
   { cat "$matrix_dir/configure.log"; echo "x86-matrix: cmake configure failed" >&2; exit 1; }
 
 simd_files=(lib/tensor/small_matmul.cpp lib/tensor/cpu_attention.cpp lib/tensor/cpu_silu.cpp lib/tensor/simd_target.cpp
-            chapters/06_quantization/cpu/packed_kernels.cpp chapters/06_quantization/cpu/int8_activations.cpp)
+            chapters/06_quantization/packed/cpu/packed_kernels.cpp chapters/06_quantization/packed/cpu/int8_activations.cpp)
 
 # A CPU class the compiler may not know by name (GCC 12 has no znver4): its features spelled out.
 march_flags() {

@@ -5,7 +5,7 @@
 #include "03_gqa/grouped_kv_cache.hpp"
 #include "eval/evaluation.hpp"
 #include "int8_activations.hpp"
-#include "quantize_model.hpp"
+#include "pack_model.hpp"
 
 namespace infer::quant {
 

@@ -12,7 +12,7 @@
 #include "measure/progress.hpp"
 #include "measure/timing.hpp"
 #include "int8_activations.hpp"
-#include "quantize_model.hpp"
+#include "pack_model.hpp"
 #include "tensor/ops.hpp"
 #include "tensor/simd_target.hpp"
 

@@ -10,7 +10,7 @@
 #include "03_gqa/grouped_kv_cache.hpp"
 #include "measure/table.hpp"  // format_bytes
 #include "measure/timing.hpp"
-#include "quantize_model.hpp"
+#include "pack_model.hpp"
 #include "tensor/ops.hpp"  // num_threads
 
 namespace infer::quant {

@@ -7,6 +7,7 @@
 #include "model_drafter.hpp"  // first_layers
 #include "speculative_decode.hpp"
 #include "03_gqa/grouped_kv_cache.hpp"
+#include "06_quantization/packed/packed_kernels.hpp"  // scheme_for
 #include "06_quantization/quantize_model.hpp"
 #include "06_quantization/tables/question_battery.hpp"  // wilson_interval
 

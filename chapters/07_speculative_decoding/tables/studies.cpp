@@ -13,7 +13,7 @@
 #include "measure/svg_plot.hpp"
 #include "measure/timing.hpp"
 #include "model_drafter.hpp"
-#include "06_quantization/packed_kernels.hpp"  // the format names
+#include "06_quantization/packed/packed_kernels.hpp"  // the format names
 #include "06_quantization/tables/quality_tables.hpp"  // chapter 06's answer length for agreement
 
 namespace infer::spec {

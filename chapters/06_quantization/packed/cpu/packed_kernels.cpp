@@ -117,7 +117,7 @@ std::pair<const uint8_t*, const uint8_t*> row_bytes(const View& v, int64_t r) {
 #endif  // CH06_PACKED_KERNELS_SHARED_
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "06_quantization/cpu/packed_kernels.cpp"
+#define HWY_TARGET_INCLUDE "06_quantization/packed/cpu/packed_kernels.cpp"
 #include <hwy/foreach_target.h>  // this file again, once per SIMD target
 #include <hwy/highway.h>
 
@@ -420,6 +420,7 @@ HWY_INLINE float sum_of(VW a, VW b, VW c, VW d) {
   return hn::GetLane(hn::SumOfLanes(DW(), hn::Add(hn::Add(a, b), hn::Add(c, d))));
 }
 
+// the-change: begin dot_int4_row
 // y[r] for a row of int4-g128; xr from reorder_even_odd.
 HWY_INLINE float dot_int4_row(const View& v, int64_t r, const float* xr) {
   const DW dw;
@@ -445,6 +446,7 @@ HWY_INLINE float dot_int4_row(const View& v, int64_t r, const float* xr) {
   }
   return sum_of(even[0], odd[0], even[1], odd[1]);
 }
+// the-change: end dot_int4_row
 
 // y[r] for a row of int8 codes with one fp16 scale: fl(s · q) per weight, as dequantize().
 HWY_INLINE float dot_int8_row(const View& v, int64_t r, const float* x) {

@@ -1,4 +1,4 @@
-// Chapter 06's layer, part 9: a linear layer that keeps only the packed bytes.
+// Chapter 06, part 2, file 2: a linear layer that keeps only the packed bytes.
 //
 // PackedLinear is a lib/model Linear, so the forward pass does not change: it calls forward()
 // as for any layer, and the layer multiplies with the kernel of its device straight from the
@@ -36,7 +36,7 @@ class PackedLinear : public Linear {
   PackedLinear(const PackedMatrix& packed, PackedFormat format, Device device,
                Activations activations = Activations::fp32);
   // The same, with the bytes copied to `offset` in `buffer` (on the device the layer computes
-  // on), a buffer other layers share: quantize_model.cpp keeps a model's projections in one, so
+  // on), a buffer other layers share: pack_model.cpp keeps a model's projections in one, so
   // that most of them lie on 2 MiB pages (tensor/memory.cpp). Throws std::out_of_range when the
   // bytes do not fit there.
   PackedLinear(const PackedMatrix& packed, PackedFormat format, std::shared_ptr<Storage> buffer, std::size_t offset,

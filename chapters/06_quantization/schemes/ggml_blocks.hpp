@@ -1,5 +1,6 @@
-// Chapter 06's layer, part 6: llama.cpp's own block formats, Q8_0 and Q4_1, for comparison
-// with what the model file ships (its projections are Q4_1, its embedding table Q8_0).
+// Chapter 06, part 1, another scheme: llama.cpp's own block formats, Q8_0 (absmax.hpp in blocks of
+// 32) and Q4_1 (a scale and a minimum per block), for comparison with what the model file ships
+// (its projections are Q4_1, its embedding table Q8_0).
 //
 //   Q8_0  blocks of 32 weights: fp16 d, 32 int8 q.        d = max|w| / 127,  ŵ = d·q
 //         34 bytes per 32 weights = 8.5 bits per weight

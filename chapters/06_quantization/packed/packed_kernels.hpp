@@ -1,4 +1,4 @@
-// Chapter 06's layer, part 8: kernels that multiply straight from packed weights.
+// Chapter 06, part 2, file 1: kernels that multiply straight from packed weights.
 //
 // Part 1 of the chapter measured what a scheme does to the numbers by dequantizing in place:
 // the model still read 4 bytes per weight. Decode is bound by the bytes it moves, so the saving

@@ -108,7 +108,7 @@ int32_t q4_1_codes_dot(const uint8_t* codes, const int8_t* qx) {
 #endif  // CH06_INT8_ACTIVATIONS_SHARED_
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "06_quantization/cpu/int8_activations.cpp"
+#define HWY_TARGET_INCLUDE "06_quantization/packed/cpu/int8_activations.cpp"
 #include <hwy/foreach_target.h>  // this file again, once per SIMD target
 #include <hwy/highway.h>
 #if HWY_ARCH_X86

@@ -1,4 +1,5 @@
-// Chapter 06's layer, part 4: NF4, the 4-bit "normal float" of QLoRA (Dettmers et al., 2023).
+// Chapter 06, part 1, another scheme: NF4, the 4-bit "normal float" of QLoRA (Dettmers et al.,
+// 2023) — absmax.hpp's blocks with 16 other levels.
 //
 // Absmax INT4 spaces its 15 levels evenly, but trained weights are not spread evenly: within a
 // block they are roughly normal, crowded near zero with thin tails. NF4 keeps 16 levels in

@@ -1,4 +1,5 @@
-// Chapter 06's layer, part 3: asymmetric INT4 — a scale and an integer zero point per group.
+// Chapter 06, part 1, another scheme: asymmetric INT4 — absmax.hpp's groups, with a scale and an
+// integer zero point per group.
 //
 // Symmetric absmax centres its 15 levels on 0 and sizes them by max |w|, so a group whose
 // weights run from −0.2 to +0.9 wastes most of its negative levels. The asymmetric scheme maps

@@ -1,4 +1,5 @@
-// Chapter 06's layer, part 5: narrower floating-point formats — fp16, bf16 and fp8 (E4M3) — by rounding.
+// Chapter 06, part 1, another scheme: narrower floating-point formats — fp16, bf16 and fp8 (E4M3) —
+// by rounding, with no scale at all.
 //
 // The integer schemes store codes and a scale per group; a float format needs no scale at all:
 // each weight is rounded on its own to the nearest number the format can hold (round to nearest,

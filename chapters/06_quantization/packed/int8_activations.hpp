@@ -1,4 +1,4 @@
-// Chapter 06's layer, part 8b: 8-bit activations too — integer dot products, as llama.cpp does.
+// Chapter 06, part 2, file 4: 8-bit activations too — integer dot products, as llama.cpp does.
 //
 // The fp32 path of packed_kernels.hpp turns every code back into an fp32 weight before it
 // multiplies. For a 4-bit weight that is a mask or shift, a conversion and a multiply-add per
