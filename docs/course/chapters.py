@@ -47,6 +47,8 @@ class Run:
     tables: bool = True       # False: the page shows the run's generated text, not its tables (another
                               # chapter's binary run on this chapter's output: its tables are not this chapter's)
     csv: bool = True          # False: a demo-only run, which prints no table and refuses --csv
+    readme: str = "README.md"  # the README (in the chapter's directory) that shows this run's full
+                               # output: a figure a quick run withholds links there
 
 
 @dataclass
@@ -384,16 +386,17 @@ CHAPTERS = [
         "faster, at a measured cost in error, perplexity and agreement with the full model.",
         runs=[Run("quality", ["--eval-tokens", "512", "--agree-tokens", "16", "--answer-tokens", "12"],
                   []),
-              Run("quant", ["--quant", "nf4", "-n", "24"]),
-              # INT4 calibrated on text, AWQ and GPTQ (README "AWQ and GPTQ"): --full only, about 3 minutes
+              Run("quant", ["--quant", "nf4", "-n", "24"], readme="packed/README.md"),
+              # INT4 calibrated on text, AWQ and GPTQ (part 1's README, "AWQ and GPTQ"): --full only, about 3 minutes
               # on 2 cores (the quick report would double chapter 06's time for one table). 8192 calibration
               # tokens: at 512, XᵀX has rank ≤ 512, under the 576 and 1536 inputs GPTQ fits.
               Run("calibrated", None, ["--calibrated", "--calib-tokens", "8192"]),
-              Run("speed", ["--speed", "--rounds", "3", "--eval-tokens", "512"], ["--speed", "--rounds", "3"]),
-              Run("memory", ["--memory"], threads=False),
+              Run("speed", ["--speed", "--rounds", "3", "--eval-tokens", "512"], ["--speed", "--rounds", "3"],
+                  readme="packed/README.md"),
+              Run("memory", ["--memory"], threads=False, readme="packed/README.md"),
               # Ours ÷ llama.cpp built natively, same files and threads (needs llama-cpp-python; the
               # script's docstring says how to install it): the README's comparison, --full only.
-              Run("llama", None, [], binary="tests/bench/compare_llama_cpp.py")],
+              Run("llama", None, [], binary="tests/bench/compare_llama_cpp.py", readme="packed/README.md")],
         plots=[Plot("quality", "Quality", "bits/weight", ["perplexity"], "Perplexity against bits per weight",
                     "bits per weight", "perplexity (held-out text)", logx=True, labels="scheme", clip=20,
                     refs=[Ref("fp32: {value:.2f}", row="fp32")]),

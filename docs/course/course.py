@@ -550,6 +550,9 @@ def report(build, out, manifest):
         quick = {r["run"]: r.get("mode", manifest["mode"]) == "quick" for r in runs}
         records = out / "records"
         readme = Path(os.path.relpath(ROOT / "chapters" / chapter.directory / "README.md", out)).as_posix()
+        # Each run's README (a part of a chapter may have its own, as chapter 06's packed/ has).
+        readmes = {run.name: Path(os.path.relpath(ROOT / "chapters" / chapter.directory / run.readme, out)).as_posix()
+                   for run in chapter.runs}
         tables = {run.name: read_tables(records / f"{chapter.number}-{run.name}.csv") for run in chapter.runs}
         for run in chapter.runs:
             table_notes(records / f"{chapter.number}-{run.name}.log", tables[run.name])
@@ -627,6 +630,7 @@ def report(build, out, manifest):
         for f in chapter.course:
             value = looked_up(f, tables, ok, command, quick)
             course.append({"what": f.what, "course": f.course, "ours": value["text"], "withheld": value["withheld"],
+                           "readme": readmes.get(f.run, readme),
                            "timings": value["timings"],
                            "where": f"table {f.table}" if f.table[0].isdigit() else f"the table “{f.table}…”", "why": f.why})
         headline = None
@@ -637,6 +641,7 @@ def report(build, out, manifest):
         pages.append({"chapter": chapter, "runs": runs, "tables": shown_tables, "plots": plots, "own_plots": own_plots,
                       "pictures": pictures,
                       "missing_plots": missing, "texts": texts, "course": course, "headline": headline, "readme": readme,
+                      "readmes": readmes,
                       "failed": any(r["status"] != 0 for r in runs), "seconds": sum(r["seconds"] for r in runs)})
     (plots_dir / "plots.json").write_text(json.dumps(manifest_plots, indent=1, ensure_ascii=False))
     (plots_dir / "own_plots.json").write_text(json.dumps(manifest_own, indent=1, ensure_ascii=False))

@@ -72,6 +72,21 @@ class UpdateAndCheck(unittest.TestCase):
             self.assertEqual(len(problems), 1)
             self.assertIn("edited by hand", problems[0])
 
+    def test_a_part_with_its_own_readme_is_written_and_checked(self):
+        # chapter 06's part 2 keeps its blocks in chapters/06_quantization/packed/README.md
+        with tempfile.TemporaryDirectory() as d:
+            root = Path(d)
+            (root / "chapters" / "09_x" / "part").mkdir(parents=True)
+            readme = root / "chapters" / "09_x" / "part" / "README.md"
+            readme.write_text("<!-- output: 09-a command -->\nold\n<!-- /output 09-a · none · 000000000000 -->\n")
+            records = root / "records"
+            records.mkdir()
+            (records / "09-a.log").write_text(LOG)
+            self.assertEqual(readme_blocks.update(root, records, "m", {"09-a"}), [])
+            self.assertIn("$ ./build/chapters/09_x/ch09_x -n 4 -t 2", readme.read_text())
+            readme.write_text(readme.read_text().replace("-n 4", "-n 5"))
+            self.assertEqual(len(readme_blocks.check(root)[1]), 1)
+
     def test_a_block_without_a_record_is_reported_and_left(self):
         with tempfile.TemporaryDirectory() as d:
             root = Path(d)
