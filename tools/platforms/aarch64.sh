@@ -10,10 +10,11 @@
 #   tools/platforms/aarch64.sh --labels "unit" run only these CTest labels (default: unit golden stage)
 #
 # Environment: BUILD_DIR (default build-arm64), JOBS (build jobs, default 2), CTEST_JOBS (tests
-# at once, default 1), TEST_TIMEOUT (seconds per test, default 7200: the model runs over 100x slower
-# emulated: the golden test did not finish in 58 min on 2 Zen 4 cores, 2026-12-07), QEMU_CPU (the emulated CPU, read by qemu itself; default "max", which has SVE, which
-# the build leaves out; "cortex-a72" is a NEON-only core). Exit status 0 only when the build and
-# every test passed; the last line printed is a one-line summary.
+# at once, default 1), TEST_TIMEOUT (seconds per test, default 7200; the model runs over 100x
+# slower emulated: the golden test did not finish in 58 min on 2 Zen 4 cores, 2026-12-07),
+# QEMU_CPU (the emulated CPU, read by qemu itself; default "max", which has SVE, which the build
+# leaves out; "cortex-a72" is a NEON-only core). Exit status 0 only when the build and every test
+# passed; the last line printed is a one-line summary.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
@@ -32,7 +33,7 @@ while (($#)); do
     --no-install) install=0 ;;
     --build-only) run_tests=0 ;;
     --labels) labels=${2:?--labels needs a list}; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "aarch64: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
