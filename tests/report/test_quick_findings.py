@@ -49,7 +49,7 @@ def expect(case, condition, said):
         failures.append(f"{case}: {said}")
 
 
-def page(mode, n, chapter=CHAPTER, title=None, readmes=None):
+def page(mode, n, chapter=CHAPTER, title=None, readme="README.md"):
     """The made-up run's table after the findings, and its page as the report renders it."""
     table = copy.deepcopy(TABLE)
     table["title"] = title or table["title"].format(n=n)
@@ -60,9 +60,8 @@ def page(mode, n, chapter=CHAPTER, title=None, readmes=None):
                                 {"tables": mode == "quick"})
     course.apply_findings(chapter, tables, runs, manifest)
     p = {"chapter": chapter, "runs": runs, "tables": tables, "plots": [], "own_plots": [], "pictures": [], "missing_plots": [], "texts": [],
-         "course": [], "headline": headline, "readme": "README.md", "failed": False, "seconds": 1.0}
-    if readmes is not None:
-        p["readmes"] = readmes
+         "course": [], "headline": headline, "readme": "README.md", "readmes": {"tables": readme}, "failed": False,
+         "seconds": 1.0}
     common = {"machine": {"cpu": "a CPU", "cores": 2, "simd": [], "read_bandwidth": None, "threads": 2, "commit": "x",
                           "date": "today"}, "pages": [p], "mode": mode, "total_seconds": 1.0,
               "quick_note": course.QUICK_NOTE, "quick_repeats": course.QUICK_REPEATS,
@@ -105,7 +104,7 @@ def main():
            .split("<h2>Tables</h2>")[1].split("Withheld in this quick run")[0] and "one timing, where a quick run needs 3" in html,
            "the page does not show the withheld verdicts as such")
 
-    _, _, html = page("quick", 1, readmes={"tables": "packed/README.md"})
+    _, _, html = page("quick", 1, readme="packed/README.md")
     expect("quick, medians of 1, a run shown in a part's README: the page links that README",
            html.count(f'<a class="quick" href="packed/README.md">{note}</a>') == 4 and 'href="README.md"' not in html,
            "the withheld cells do not link the run's own README")
