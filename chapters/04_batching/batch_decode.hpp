@@ -1,4 +1,4 @@
-// Chapter 04's layer, part 2: one step for many sequences.
+// Chapter 04's layer, file 2: one step for many sequences.
 //
 // A decode step of one sequence multiplies one token's vector by every weight matrix: it streams
 // all the weights from memory to do 2 FLOPs per weight, and the arithmetic units wait on memory.

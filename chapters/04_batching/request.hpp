@@ -1,4 +1,4 @@
-// Chapter 04's layer, part 1: a request, and the clock it is timed by.
+// Chapter 04's layer, file 1: a request, and the clock it is timed by.
 //
 // A server does not run "a prompt"; it runs requests that arrive at different times, each asking
 // for its own number of tokens. What a user feels is measured per request:

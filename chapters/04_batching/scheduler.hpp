@@ -1,4 +1,4 @@
-// Chapter 04's layer, part 4: continuous (iteration-level) batching.
+// Chapter 04's layer, file 4: continuous (iteration-level) batching.
 //
 // Static batching treats the batch as a group; continuous batching treats it as a set of slots.
 // The Scheduler decides at every step — at the granularity of one token, not of one request:

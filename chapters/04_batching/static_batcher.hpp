@@ -1,4 +1,4 @@
-// Chapter 04's layer, part 3: static batching, the naive way to share a step.
+// Chapter 04's layer, file 3: static batching, the naive way to share a step.
 //
 //   take the next B requests in arrival order; wait until the last of them has arrived
 //   step all B together: one prefill step, then decode steps …

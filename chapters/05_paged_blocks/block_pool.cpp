@@ -1,6 +1,5 @@
 #include "block_pool.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -87,32 +86,6 @@ const float* BlockPool::value_data(int layer, int block) const {
   return v.host<float>() + int64_t{block} * block_size_ * v.dim(1);
 }
 
-// ==== Part 2: sharing (prefix reuse, fork, copy-on-write) ====
-
-void BlockPool::retain(int block) {
-  check_index(block);
-  int& rc = refcount_[block];
-  if (rc == 0) throw std::logic_error(fmt::format("BlockPool: retain of free block {}", block));
-  ++rc;
-}
-
-void BlockPool::reclaim(int block) {
-  check_index(block);
-  int& rc = refcount_[block];
-  if (rc != 0) throw std::logic_error(fmt::format("BlockPool: reclaim of block {}, which is held {} times", block, rc));
-  // O(free blocks): a prefix hit happens once per admitted request, not per token.
-  const auto it = std::find(free_.begin(), free_.end(), block);
-  if (it == free_.end()) throw std::logic_error(fmt::format("BlockPool: free block {} is not on the free list", block));
-  free_.erase(it);
-  rc = 1;
-}
-
-void BlockPool::copy_block(int src, int dst) {
-  for (int l = 0; l < n_layers(); ++l) {
-    Tensor k = keys(l, dst), v = values(l, dst);
-    k.copy_from(keys(l, src));
-    v.copy_from(values(l, src));
-  }
-}
+// Part 2's retain, reclaim and copy_block are in sharing/ (fork.cpp, prefix_reuse.cpp).
 
 }  // namespace infer

@@ -14,10 +14,10 @@
 //   refcounts   how many sequences hold a block; it returns to the free list when the last
 //               holder releases it
 //
-// Part 2 (sharing) needs three more operations, grouped at the end of the class: a shared prefix,
-// or samples forked from one prompt, hold the same physical block (retain: one more holder), a
-// cached block nobody holds any more is taken back as it is (reclaim), and a shared block about
-// to be written is first copied (copy_block, for copy-on-write).
+// Part 2 (sharing/) adds three operations, declared at the end of the class and defined in
+// sharing/: a shared prefix or forked samples hold the same physical block (retain), a cached
+// block nobody holds any more is taken back as it is (reclaim), and a shared block about to be
+// written is first copied (copy_block, for copy-on-write).
 //
 // Sizes (the default model): a block holds 2 (K and V) × 30 layers × B × H_kv·D (= 192) floats,
 // 720 KiB at B = 16, i.e. 46 080 bytes per position, exactly chapter 03's per-token cost.
@@ -79,6 +79,7 @@ class BlockPool {
   const Device& device() const { return device_; }
 
   // ==== Part 2: sharing (prefix reuse, fork, copy-on-write) ====
+  // Defined in sharing/fork.cpp (retain, copy_block) and sharing/prefix_reuse.cpp (reclaim).
   // One more holder of a held block (refcount ≥ 1). Throws std::logic_error on a free block.
   void retain(int block);
   // Takes a FREE block back without clearing it (refcount 0 → 1): a prefix-cache hit on a

@@ -64,45 +64,6 @@ void check_tables(const BlockPool& pool, std::span<const BlockTable* const> tabl
   }
 }
 
-// ==== Part 2: sharing (prefix reuse, fork, copy-on-write) ====
-
-// the-change: begin BlockTable::copy_on_write
-void BlockTable::copy_on_write(BlockPool& pool, int64_t last, int64_t* copies) {
-  // A shared block about to be written becomes a private copy; the other holders keep reading
-  // the original.
-  for (int64_t i = length_ / block_size_; i <= last && i < std::ssize(blocks_); ++i) {
-    int& b = blocks_[i];
-    if (pool.refcount(b) == 1) continue;
-    const int copy = *pool.allocate();  // counted in blocks_needed: cannot fail
-    pool.copy_block(b, copy);
-    pool.release(b);
-    b = copy;
-    if (copies != nullptr) ++*copies;
-  }
-}
-// the-change: end BlockTable::copy_on_write
-
-void BlockTable::share(BlockPool& pool, std::span<const int> blocks, int64_t positions) {
-  if (!blocks_.empty()) throw std::logic_error("BlockTable: share into a table that holds blocks");
-  const auto n = static_cast<std::size_t>((positions + block_size_ - 1) / block_size_);
-  if (n > blocks.size()) throw std::logic_error(fmt::format("BlockTable: {} positions need {} blocks, given {}", positions, n, blocks.size()));
-  for (std::size_t i = 0; i < n; ++i) {
-    pool.retain(blocks[i]);
-    blocks_.push_back(blocks[i]);
-  }
-  length_ = positions;
-}
-
-void BlockTable::adopt(BlockPool& pool, std::span<const int> blocks, int64_t positions) {
-  if (!blocks_.empty()) throw std::logic_error("BlockTable: adopt into a table that holds blocks");
-  if (positions != std::ssize(blocks) * block_size_)
-    throw std::logic_error("BlockTable: adopt takes whole blocks");
-  for (int b : blocks) {
-    if (pool.is_free(b)) pool.reclaim(b);
-    else pool.retain(b);
-    blocks_.push_back(b);
-  }
-  length_ = positions;
-}
+// Part 2's copy_on_write, share and adopt are in sharing/ (fork.cpp, prefix_reuse.cpp).
 
 }  // namespace infer

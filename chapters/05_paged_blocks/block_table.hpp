@@ -9,11 +9,10 @@
 // time as the sequence does, so a sequence holds at most B − 1 unused positions (its last block's
 // tail) instead of chapter 04's reservation for its longest possible length.
 //
-// Part 2 (sharing), at the end of the class: two tables may list the same physical block — a
-// shared prompt prefix (adopt), or samples forked from one prompt (share). A shared block is only
-// read. Writing into one — the next position of a forked sample falls in the prompt's last,
-// partly filled block — first gives the writer a private copy (copy-on-write, inside reserve);
-// blocks that stay identical stay shared.
+// Part 2 (sharing/), declared at the end of the class and defined in sharing/: two tables may
+// list the same physical block — a shared prompt prefix (adopt), or samples forked from one
+// prompt (share). A shared block is only read: reserve() first gives a writer of one a private
+// copy (copy-on-write), which is why blocks_needed and reserve below count copies.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +50,7 @@ class BlockTable {
   void release(BlockPool& pool);
 
   // ==== Part 2: sharing (prefix reuse, fork, copy-on-write) ====
+  // Defined in sharing/fork.cpp (share, copy_on_write) and sharing/prefix_reuse.cpp (adopt).
   // This (empty) table takes the first `positions` positions of `blocks` (⌈positions / B⌉ of
   // them), sharing them: each gets one more holder (a forked sample).
   void share(BlockPool& pool, std::span<const int> blocks, int64_t positions);
@@ -59,8 +59,9 @@ class BlockTable {
   void adopt(BlockPool& pool, std::span<const int> blocks, int64_t positions);
 
  private:
-  // Copy-on-write, for reserve: every shared block among logical blocks length / B … last
-  // becomes a private copy. The pool must have a free block for each (blocks_needed counts them).
+  // Part 2 (sharing/fork.cpp). Copy-on-write, for reserve: every shared block among logical
+  // blocks length / B … last becomes a private copy. The pool must have a free block for each
+  // (blocks_needed counts them).
   void copy_on_write(BlockPool& pool, int64_t last, int64_t* copies);
 
   int block_size_;

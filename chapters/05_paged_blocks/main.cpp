@@ -28,7 +28,7 @@
 #include "prefix_table.hpp"
 #include "samples_table.hpp"
 #include "tensor/ops.hpp"
-#include "04_batching/workload.hpp"
+#include "04_batching/workload/workload.hpp"
 
 using namespace infer;
 using namespace infer::paging;

@@ -148,42 +148,6 @@ std::vector<const BlockTable*> PagedEngine::tables() const {
   return out;
 }
 
-// ==== Part 2: sharing (prefix reuse, fork, copy-on-write) ====
-
-PrefixCache::Hit PagedEngine::lookup(std::span<const int32_t> tokens) const {
-  if (!options_.prefix_caching) return {};
-  // At least the last token is computed: its logits give the next token.
-  return prefix_.lookup(tokens, std::ssize(tokens) - 1);
-}
-
-void PagedEngine::index_full_blocks(Sequence& s) {
-  if (!options_.prefix_caching) return;
-  const int B = pool_.block_size();
-  while (std::ssize(s.hashes) < s.cache->length() / B) {
-    const int64_t i = std::ssize(s.hashes);  // the next block to index
-    const std::span<const int32_t> block(s.tokens.data() + i * B, B);
-    const uint64_t h = PrefixCache::chain(i == 0 ? PrefixCache::kNoPrefix : s.hashes.back(), block);
-    prefix_.insert(h, s.cache->table().blocks()[i], block);
-    s.hashes.push_back(h);
-  }
-}
-
-void PagedEngine::fork(const Request& parent, const Request& child) {
-  const Sequence& p = sequence(parent);
-  if (sequences_.count(child.id) != 0) throw std::logic_error(fmt::format("request {} forked while admitted", child.id));
-  if (child.prompt != parent.prompt || !child.tokens.empty())
-    throw std::invalid_argument("fork: the child must be a fresh request with the parent's prompt");
-  const auto shared = std::ssize(parent.prompt) - 1;  // positions 0 … P−2
-  if (p.cache->length() < shared + 1) throw std::logic_error("fork: the parent's prompt is not prefilled yet");
-
-  Sequence s{std::make_unique<PagedKvCache>(pool_, model_.config(), &prefix_, options_.read), sampler_for(child), parent.prompt,
-             {parent.prompt.back()}, {}};
-  s.cache->table().share(pool_, p.cache->table().blocks(), shared);
-  const int64_t full = shared / pool_.block_size();  // blocks the child shares whole
-  s.hashes.assign(p.hashes.begin(), p.hashes.begin() + std::min(full, std::ssize(p.hashes)));
-  ++stats_.forks;
-  stats_.shared_at_fork += std::ssize(s.cache->table().blocks());
-  sequences_.emplace(child.id, std::move(s));
-}
+// Part 2's lookup, index_full_blocks and fork are in sharing/ (prefix_reuse.cpp, fork.cpp).
 
 }  // namespace infer

@@ -12,15 +12,10 @@
 //
 // The scheduler's questions (can_admit, reserve, fits_alone) are answered in blocks.
 //
-// Part 2 (sharing), at the end of the class and of paged_engine.cpp:
-//
-//   prefix    admit looks the tokens up in the prefix cache, adopts the cached full blocks as they
-//             are and feeds only the rest — the uncached suffix; after each step every block that
-//             became full is entered into the prefix cache under its chained hash, and it stays
-//             findable after release until the pool hands it out again
-//   fork      n samples of one prompt: the prompt is prefilled once; each sample shares its
-//             blocks and recomputes only the prompt's last position, to draw its own first token
-//             from its own sampler; the shared last block is copied by the first write into it
+// Part 2 (sharing/), declared at the end of the class and defined in sharing/: admit takes the
+// request's cached prefix from the prefix cache and feeds only the uncached suffix, every step
+// enters the blocks that became full into the prefix cache (prefix_reuse.cpp), and fork starts
+// n samples of one prompt on its shared blocks (fork.cpp).
 #pragma once
 
 #include <cstddef>
@@ -34,7 +29,7 @@
 #include "model/llama.hpp"
 #include "paged_kv_cache.hpp"
 #include "paged_scheduler.hpp"
-#include "prefix_cache.hpp"
+#include "prefix_cache.hpp"  // part 2, sharing/
 #include "04_batching/request.hpp"
 #include "sampling/sampler.hpp"
 
@@ -85,6 +80,7 @@ class PagedEngine : public MemoryBoundEngine {
   std::vector<const BlockTable*> tables() const;
 
   // ==== Part 2: sharing (prefix reuse, fork, copy-on-write) ====
+  // Defined in sharing/fork.cpp (fork) and sharing/prefix_reuse.cpp (lookup, index_full_blocks).
   // `child` (same prompt, not admitted) becomes a sample of `parent`, whose prompt has been
   // prefilled: it shares the blocks of the prompt's first P−1 positions and feeds the last
   // prompt token itself in its first step.
@@ -102,7 +98,8 @@ class PagedEngine : public MemoryBoundEngine {
   Sequence& sequence(const Request& r);
   const Sequence& sequence(const Request& r) const;
   Sampler sampler_for(const Request& r) const;
-  // Part 2: the cached prefix of `tokens`; the blocks that became full, into the prefix cache.
+  // Part 2 (sharing/prefix_reuse.cpp): the cached prefix of `tokens`; the blocks that became
+  // full, into the prefix cache.
   PrefixCache::Hit lookup(std::span<const int32_t> tokens) const;
   void index_full_blocks(Sequence& s);
 

@@ -26,14 +26,7 @@ PagedKvCache::~PagedKvCache() { table_.release(pool_); }
 
 bool PagedKvCache::reserve(int64_t n_new) {
   if (!table_.reserve(pool_, n_new, &copies_)) return false;
-  // Part 2: the blocks about to be written are now ours alone. One of them may still be indexed by
-  // the prefix cache as a full block (a sample forked before position p writes a different token
-  // at p than the sequence that filled the block): its contents are about to change, so forget it.
-  if (prefix_ != nullptr && n_new > 0) {
-    const int B = pool_.block_size();
-    for (int64_t i = table_.length() / B; i <= (table_.length() + n_new - 1) / B; ++i)
-      prefix_->forget(table_.blocks()[i]);
-  }
+  forget_blocks_to_write(n_new);  // part 2: the prefix cache stops offering blocks about to change
   return true;
 }
 

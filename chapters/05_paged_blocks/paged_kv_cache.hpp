@@ -35,7 +35,7 @@
 #include "block_table.hpp"
 #include "model/config.hpp"
 #include "model/kv_store.hpp"
-#include "prefix_cache.hpp"
+#include "prefix_cache.hpp"  // part 2, sharing/
 #include "tensor/tensor.hpp"
 
 namespace infer {
@@ -78,6 +78,9 @@ class PagedKvCache : public KvStore {
  private:
   void attend_in_place(int layer, int64_t pos0, const Tensor& q, Tensor& out) const;
   void attend_gathered(int layer, int64_t pos0, const Tensor& q, Tensor& out) const;
+  // Part 2 (sharing/prefix_reuse.cpp): the blocks positions length … length+n_new−1 fall in
+  // leave the prefix cache's index before they are written.
+  void forget_blocks_to_write(int64_t n_new);
 
   BlockPool& pool_;
   PrefixCache* prefix_;  // part 2

@@ -1,7 +1,7 @@
 // The student: a Llama of any depth held for training, in the layout of llm.c — every
 // trainable number in one flat array `params`, its gradient at the same index in `grads`.
 //
-//   params = block 0 | block 1 | … | block L−1 | output_norm[d]      (block: see train_block.hpp)
+//   params = block 0 | block 1 | … | block L−1 | output_norm[d]      (block: see training/train_block.hpp)
 //
 // The token embedding E[V, d] is frozen, and so is the output projection, which for the course
 // model is the same matrix (tied embeddings): logits = rmsnorm(x) · Eᵀ. The backward still

@@ -9,16 +9,7 @@
 // needs every one of the V logits; the flatter T makes the label, the more of it lies outside the
 // top k, and a file without it tells the student that all of that mass is on nobody.
 //
-// File layout (version 2), little-endian:
-//   magic "CH08TOPK" | version u32 = 2 | k u32 | vocab u32 | window u32 | n_temperatures u32 |
-//   n u64                                                                            (36 bytes)
-//   temperatures f32[n_t] | tokens i32[n] | lse f32[n] | tail_lse f32[n, n_t] |
-//   ids i32[n, k] | logits f32[n, k]                                   (ids by falling logit)
-//   checksum u64: 64-bit FNV-1a of every byte before it
-// load() refuses, with one line naming the file and the fault: a file of another version (version 1
-// had no tail), one shorter or longer than its header says (truncated or padded), one whose checksum
-// differs (altered or damaged), and one whose numbers break the layout's promises (a token or id
-// outside the vocabulary, repeated ids in a row, logits not falling, a non-finite value).
+// The file that keeps them (its layout, the checks its loader makes): files/teacher_file.cpp, part 4.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +25,9 @@ namespace infer::train {
 struct TeacherFileError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// The most temperatures one file keeps a tail for (the loader refuses a header with more).
+inline constexpr uint32_t kMaxTemperatures = 16;
 
 struct TeacherLabels {
   int k = 0;
@@ -59,11 +53,12 @@ struct TeacherLabels {
   // tail's log-sum-exp at each of `temperatures`.
   void append(int32_t token, const float* row_logits);
 
+  // The checksummed file (part 4: files/teacher_file.cpp).
   void save(const std::string& path) const;              // throws TeacherFileError
   static TeacherLabels load(const std::string& path);    // throws TeacherFileError
 };
 
-// 64-bit FNV-1a, the file's checksum.
+// 64-bit FNV-1a, the file's checksum (files/teacher_file.cpp).
 uint64_t fnv1a64(std::span<const uint8_t> bytes);
 
 // Runs the teacher over the whole windows of `tokens` (a shorter remainder is dropped) and keeps

@@ -35,6 +35,7 @@ Batch make_batch(const TeacherLabels& t, std::span<const int64_t> windows, const
 StepResult train_step(Student<float>& s, AdamW& optimizer, const Batch& batch, const StepOptions& o, int step) {
   StepResult r;
   s.zero_grad();
+  // the-change: begin qat_step
   if (o.fake_quant) o.fake_quant->quantize_weights(s);  // QAT: W kept aside, the passes see Ŵ
   const float* logits = s.forward(batch.tokens, batch.B, batch.S);
   std::vector<float> d_logits(int64_t{batch.B} * batch.S * s.config().vocab_size);
@@ -42,6 +43,7 @@ StepResult train_step(Student<float>& s, AdamW& optimizer, const Batch& batch, c
   r.loss = distillation_loss(logits, batch.B * batch.S, s.config().vocab_size, batch.labels, &soft, o.loss, d_logits.data());
   s.backward(d_logits.data());
   if (o.fake_quant) o.fake_quant->restore_master(s);    // straight through: ∂L/∂Ŵ updates W
+  // the-change: end qat_step
   r.grad_norm = clip_grad_norm(s.grads, o.clip_norm);
   r.lr = o.schedule.at(step);
   optimizer.step(s.params, s.grads, r.lr);

@@ -431,8 +431,8 @@ CHAPTERS = [
                              "--gammas", "1,2,4,6", "--plot", "{out}/ch07_speedup_vs_gamma.svg"],
                   ["--plot", "{out}/ch07_speedup_vs_gamma.svg"]),
               Run("bench", None, [], binary="tests/bench/bench_speculative"),
-              # Tree verification against linear γ (README "Tree verification"): --full only, about 3 minutes.
-              Run("tree", None, ["--tree", "--no-tables"]),
+              # Tree verification against linear γ (part 2's README, tree/README.md): --full only, about 3 minutes.
+              Run("tree", None, ["--tree", "--no-tables"], readme="tree/README.md"),
               # The picture of the rounds: the Q4_1 draft guesses wrong often enough to show rejections
               # (the INT8 draft of the run above keeps 98% of its guesses).
               Run("rounds", ["--draft", "q4_1", "--no-tables", "-n", "48"], tables=False, csv=False)],
@@ -475,15 +475,16 @@ CHAPTERS = [
                              "--out", "{out}/ch08_student.gguf", "--plot", "{out}/ch08_loss_curves.svg"],
                   ["--tokens", "8192", "--student-layers", "20,12",
                    "--out", "{out}/ch08_student.gguf", "--plot", "{out}/ch08_loss_curves.svg"]),
-              # Quantization-aware training against post-training INT4 (README section 6): --full only,
-              # as it trains two more students (about 2 minutes on 2 cores).
+              # Quantization-aware training against post-training INT4 (part 3's README, section 6): --full
+              # only, as it trains two more students (about 2 minutes on 2 cores).
               Run("qat", None, ["--labels", "soft", "--temperature", "1", "--no-draft", "--qat-steps", "16",
-                                "--out", "{out}/ch08_qat_student.gguf", "--plot", "{out}/ch08_qat_loss_curves.svg"]),
-              # Width against depth pruning at an equal parameter count (README section 7): --full only,
-              # as it trains two students per label (about 5 minutes on 2 cores).
+                                "--out", "{out}/ch08_qat_student.gguf", "--plot", "{out}/ch08_qat_loss_curves.svg"],
+                  readme="variants/README.md"),
+              # Width against depth pruning at an equal parameter count (part 3's README, section 7): --full
+              # only, as it trains two students per label (about 5 minutes on 2 cores).
               Run("width", None, ["--labels", "soft", "--temperature", "1", "--no-draft", "--width-prune",
                                   "--tokens", "8192", "--out", "{out}/ch08_width_student.gguf",
-                                  "--plot", "{out}/ch08_width_loss_curves.svg"]),
+                                  "--plot", "{out}/ch08_width_loss_curves.svg"], readme="variants/README.md"),
               # The student the run above wrote, loaded by chapter 03's binary like any model file.
               # (one depth writes --out itself; several write one file per depth, named -L<layers>).
               Run("student", ["-m", "{out}/ch08_student.gguf", "--no-eval", "-n", "16",

@@ -107,11 +107,18 @@ CH01 = "chapters/01_naive_loop"
 CH02 = "chapters/02_kv_cache"
 CH03 = "chapters/03_gqa"
 CH04 = "chapters/04_batching"
+CH04W = "chapters/04_batching/workload"  # the chapter's part 2, with its own README
 CH05 = "chapters/05_paged_blocks"
+CH05S = "chapters/05_paged_blocks/sharing"  # the chapter's part 2, with its own README
 CH06 = "chapters/06_quantization"
+CH06S = "chapters/06_quantization/schemes"  # the chapter's part 1b, with its own README
 CH06P = "chapters/06_quantization/packed"  # the chapter's part 2, with its own README
 CH07 = "chapters/07_speculative_decoding"
+CH07T = "chapters/07_speculative_decoding/tree"  # the chapter's part 2, with its own README
 CH08 = "chapters/08_distillation"
+CH08T = "chapters/08_distillation/training"  # the chapter's part 2, with its own README
+CH08V = "chapters/08_distillation/variants"  # the chapter's part 3, with its own README
+CH08F = "chapters/08_distillation/files"  # the chapter's part 4, with its own README
 
 CHANGES: dict[str, list] = {
     CH01: [
@@ -159,6 +166,20 @@ CHANGES: dict[str, list] = {
              "per sequence (`ChunkedAttention`, in the same file). The static and continuous "
              "policies (`StaticBatcher`, `Scheduler::step`) decide which requests a step takes."),
         Code("lib/model/llama_batch.cpp", "Llama::forward_batch"),
+        Text("Part 2 ([`workload/`](workload/README.md)) serves a skewed stream of requests through "
+             "either policy and summarises what the users saw; it replays the same policy code on a "
+             "cost model."),
+    ],
+    CH04W: [
+        Text("Part 1 ends with policies that can step requests. This part runs a whole stream through "
+             "one of them and summarises what the users saw. The policy code is part 1's, unchanged; "
+             "only the engine and the clock are passed in:"),
+        Code(f"{CH04W}/simulate.cpp", "serve"),
+        Text("The real run passes part 1's `BatchDecoder` and a `WallClock`. The simulation passes an "
+             "engine that runs no model. Each step it advances a virtual clock by what a step feeding "
+             "that many tokens cost in the batch sweep:"),
+        Code(f"{CH04W}/simulate.cpp", "SimulatedEngine::step"),
+        Code(f"{CH04W}/simulate.cpp", "simulate"),
     ],
     CH05: [
         Text("**Part 1: paging.** Chapter 04's step against chapter 05's: the same pass over the same "
@@ -177,10 +198,26 @@ CHANGES: dict[str, list] = {
              "(the one `ops::attention` runs on chapter 04's contiguous cache) asks a `KvRows` where "
              "row j lies, and the cache answers with the blocks of its table."),
         Code(f"{CH05}/paged_kv_cache.cpp", "PagedKvCache::attend_in_place"),
-        Text("**Part 2: sharing (prefix reuse, fork, copy-on-write).** Two block tables may list the "
-             "same block: a cached prefix, or samples forked from one prompt. A shared block is only "
-             "read; reserving one for a write first gives the writer a private copy."),
-        Code(f"{CH05}/block_table.cpp", "BlockTable::copy_on_write"),
+        Text("Part 2 ([`sharing/`](sharing/README.md)) lets two block tables list the same block: a "
+             "cached prefix, or samples forked from one prompt, copied on write when they part."),
+    ],
+    CH05S: [
+        Text("**Part 2: sharing (prefix reuse, fork, copy-on-write).** Part 1 gave every block one "
+             "holder. Two block tables may list the same block instead: a cached prefix, or samples "
+             "forked from one prompt. A full block's keys and values depend only on its own tokens "
+             "and every token before it, so the prefix cache names it by a chained hash, and a new "
+             "prompt takes the longest run of cached blocks it finds (their tokens compared too) and "
+             "prefills only the rest:"),
+        Code(f"{CH05S}/prefix_cache.cpp", "PrefixCache::lookup"),
+        Text("Samples of one prompt: the prompt is prefilled once, and each further sample gets a "
+             "table that lists the same blocks, one more holder each. It recomputes only the prompt's "
+             "last position, to draw its own first token from its own sampler:"),
+        Code(f"{CH05S}/fork.cpp", "PagedEngine::fork"),
+        Text("A shared block is only read. Part 1's `BlockTable::reserve` calls this before a step, "
+             "so a writer into a shared block (the prompt's last, partly filled one) first gets a "
+             "private copy; the other holders keep reading the original, and blocks that stay "
+             "identical stay shared:"),
+        Code(f"{CH05S}/fork.cpp", "BlockTable::copy_on_write"),
     ],
     CH06: [
         Text("**Part 1: the numbers.** Chapters 01–05 computed with the file's fp32 weights and "
@@ -191,11 +228,35 @@ CHANGES: dict[str, list] = {
         Code(f"{CH06}/quantize_model.cpp", "quantize_model"),
         Text("The simplest scheme gives every group of weights (a whole tensor, a row, or 128 "
              "consecutive weights) one scale, its largest magnitude over the largest code, stored "
-             "in fp16, and every weight the nearest code. The other schemes, in `schemes/` "
-             "(`asymmetric`, `nf4`, `float_formats`, `ggml_blocks`), change only this function and "
-             "its inverse:"),
+             "in fp16, and every weight the nearest code. The other schemes (part 1b, "
+             "[`schemes/`](schemes/README.md): asymmetric INT4, NF4, the float formats, llama.cpp's "
+             "blocks) change only this function and its inverse:"),
         Code(f"{CH06}/absmax.cpp", "AbsmaxScheme::quantize"),
         Text("Part 2 ([`packed/`](packed/README.md)) keeps the bytes and multiplies from them."),
+    ],
+    CH06S: [
+        Text("**Part 1b: the other schemes.** Part 1's `AbsmaxScheme` gives each group one scale, "
+             "its largest magnitude over the largest code, and spaces the codes evenly around 0. "
+             "Every scheme here is another `QuantScheme`: a [rows, cols] fp32 matrix in, packed "
+             "bytes out, and back to fp32, so part 1's `quantize_model` and tables, and part 2's "
+             "kernels, take it unchanged. What changes is `quantize` and its inverse. Asymmetric "
+             "INT4 fits each group's own range [lo, hi] instead of [−max|w|, max|w|]: the scale is "
+             "(hi − lo)/15, and a one-byte zero point per group says which of the 16 codes means 0:"),
+        Diff([((f"{CH06}/absmax.cpp", "AbsmaxScheme::quantize"), (f"{CH06S}/asymmetric.cpp", "AsymmetricInt4Scheme::quantize"))]),
+        Text("NF4 keeps absmax's blocks and one fp16 number per block (the absmax itself, not "
+             "divided by a largest code) and changes where the levels sit: each weight over the "
+             "absmax goes to the nearest of 16 fixed levels in [−1, 1] at quantiles of a normal "
+             "distribution (`kNf4Levels` in `nf4.hpp`), dense near 0 where most weights are. The "
+             "code is the level's index: a codebook lookup in place of a rounding. "
+             "`Nf4Scheme::quantize` is absmax's loop with the rounding line replaced by "
+             "`q = nf4_nearest(clamp(w / absmax, −1, 1))`; the lookup counts the midpoints between "
+             "neighbouring levels that lie below x:"),
+        Code(f"{CH06S}/nf4.cpp", "nf4_nearest"),
+        Text("The float formats (`FloatScheme`: fp16, bf16, fp8 E4M3) need no scale at all: each "
+             "weight is rounded on its own to the nearest value of the format. llama.cpp's blocks "
+             "(`GgmlBlockScheme`, 32 weights along a row) are absmax INT8 (Q8_0) and an asymmetric "
+             "4-bit scheme that stores the block's minimum in place of a zero point (Q4_1), "
+             "written operation for operation as ggml's reference quantizers."),
     ],
     CH06P: [
         Text("**Part 2: the bytes.** Part 1 multiplied with Ŵ in fp32, so a decode step still "
@@ -228,6 +289,26 @@ CHANGES: dict[str, list] = {
              "of the guesses plus one token of the target's own, and the cache forgets the "
              "rejected positions:"),
         Code(f"{CH07}/speculative_decode.cpp", "generate_speculative"),
+        Text("Part 2 ([`tree/`](tree/README.md)) drafts a tree of guesses instead of a chain and "
+             "verifies every branch in the same single pass."),
+    ],
+    CH07T: [
+        Text("**Part 2: a tree.** Part 1's round drafts a chain of γ guesses, verifies them in one "
+             "target pass over γ + 1 consecutive positions, keeps a prefix (`accept_draft`) and "
+             "truncates the cache after it. Part 2's round drafts a tree (`TreeDrafter::propose`), "
+             "verifies every node in one target pass through a tree mask (`forward_tree`), keeps "
+             "the longest branch the target agrees with (`accept_tree`) and moves that branch's "
+             "keys and values into place (`keep_path`). It is greedy only, so each row's argmax "
+             "replaces the sampler's distributions:"),
+        Diff([((f"{CH07}/speculative_decode.cpp", "generate_speculative"), (f"{CH07T}/tree_decode.cpp", "generate_tree"))]),
+        Text("The mask lives at lib's attention seam. For node j's query the cache hands lib's CPU "
+             "attention kernel the rows it may read: the text before the root, then the root, …, "
+             "j's parent, j. Each node therefore computes exactly what a decode step of its own "
+             "draft sequence would:"),
+        Code(f"{CH07T}/tree_kv_cache.cpp", "TreeKvCache::attend_tree"),
+        Text("Acceptance is part 1's greedy rule along the one branch that agrees: the children of "
+             "a node carry distinct tokens, so at most one of them is the target's argmax there."),
+        Code(f"{CH07T}/tree_decode.cpp", "accept_tree"),
     ],
     CH08: [
         Text("Inference so far asked one thing of a model: its logits. Training asks a second: how "
@@ -253,6 +334,81 @@ soft   L = T² · Σ_b p_T[b] (log p_T[b] − log q_T[b])   ∂L/∂s_v = T (q_T
 mix    w · hard + (1 − w) · soft, both over the same positions
 ```
 """, wrap=False),
+        Text("Part 2 ([`training/`](training/README.md)) is what runs under `s.backward` and "
+             "`optimizer.step`: the backward pass of every piece of the block, by hand, and AdamW. "
+             "Part 3 ([`variants/`](variants/README.md)) changes the recipe in two places: the two "
+             "`fake_quant` lines of this step (quantization-aware training), and a cut of heads and "
+             "neurons instead of layers (width pruning). Part 4 ([`files/`](files/README.md)) "
+             "writes and checks the two files the chapter leaves on disk: the teacher's labels and "
+             "the student as a GGUF."),
+    ],
+    CH08T: [
+        Text("**Part 2: the backward passes.** Part 1's `train_step` calls `s.backward(d_logits)` and "
+             "`optimizer.step`. Under them, every piece of the Llama block has a forward that saves "
+             "what its backward needs, and a backward that takes d_out = ∂L/∂output and *adds* the "
+             "gradients of its inputs and weights into arrays the caller zeroed (llm.c's convention: "
+             "paths that meet — the residual, q, k and v reading one input — simply add up). RMSNorm "
+             "is the piece whose backward is more than a product rule: every output of a row depends "
+             "on every input of the row through r, so dx has a second term:"),
+        Text("""
+```
+forward    y = x · r ⊙ w,   r = 1 / √(mean(x²) + ε) per row          saves r
+backward   g = d_out ⊙ w:   dx += r·g − x · r³ · mean(g ⊙ x),   dw += Σ_rows d_out ⊙ x · r
+```
+""", wrap=False),
+        Code(f"{CH08T}/train_kernels.cpp", "rmsnorm_backward"),
+        Text("A block's backward walks its forward in reverse: the MLP sub-layer from W_down back to "
+             "ffn_norm, then the attention sub-layer from W_o through attention and the inverse RoPE "
+             "rotation back to attn_norm. The residual additions hand the gradient down unchanged "
+             "(`dx_mid` starts as `d_out`, and `dx_in` receives `dx_mid` before the attention adds its "
+             "part): that identity path is why a deep stack of blocks trains."),
+        Code(f"{CH08T}/train_block.cpp", "block_backward"),
+        Text("Then AdamW moves every parameter θ by its gradient's two moments, corrected for their "
+             "start at zero (t counts the steps, this one included); the weight decay λ acts on θ "
+             "itself, not through the gradient:"),
+        Text("""
+```
+m = β1 m + (1 − β1) g,   v = β2 v + (1 − β2) g²,   m̂ = m / (1 − β1ᵗ),   v̂ = v / (1 − β2ᵗ)
+θ −= lr · (m̂ / (√v̂ + ε) + λ θ)
+```
+""", wrap=False),
+        Code(f"{CH08T}/adamw.cpp", "AdamW::step"),
+    ],
+    CH08V: [
+        Text("**Part 3, quantization-aware training: two lines in `train_step`.** Nothing in the passes "
+             "changes. Before the forward, `quantize_weights` sets the fp32 master W aside and puts "
+             "Ŵ = dequant(quant(W)) in its place, so the forward, the loss and the backward all compute "
+             "with the model as it will be deployed; after the backward, `restore_master` puts W back "
+             "under the gradients ∂L/∂Ŵ, and AdamW applies them to W (the straight-through estimator):"),
+        Code(f"{CH08}/train_step.cpp", "qat_step"),
+        Text("Ŵ is chapter 06's round trip, matrix by matrix, over the seven projections of every "
+             "block; the norms stay fp32:"),
+        Code(f"{CH08V}/fake_quant.cpp", "fake_quantized"),
+        Text("**Width pruning: a slice of the teacher.** Part 1's `Student::from_teacher` keeps whole "
+             "layers. The width cut keeps every layer and, in each, the rows of W_q, W_k, W_v and the "
+             "columns of W_o of the kept key/value groups (a group: one key/value head with its query "
+             "heads), and the rows of W_gate, W_up and the columns of W_down of the kept neurons; which "
+             "ones is chosen by their activations on calibration text (`width_importance`, "
+             "`width_cut`). d, the head size, the norms, the embedding and the head stay the "
+             "teacher's:"),
+        Code(f"{CH08V}/width_importance.cpp", "width_pruned"),
+    ],
+    CH08F: [
+        Text("**Part 4: the two files.** The teacher file is the labels' arrays one after another "
+             "behind a 36-byte header, and its last 8 bytes are a 64-bit FNV-1a checksum of every "
+             "byte before them:"),
+        Code(f"{CH08F}/teacher_file.cpp", "TeacherLabels::save"),
+        Text("`load` trusts nothing it reads. It checks the magic, the version and the header's "
+             "counts, and the file's length against what the header promises, comparing counts "
+             "before it multiplies so nothing overflows. Then it checks the checksum:"),
+        Code(f"{CH08F}/teacher_file.cpp", "checksum"),
+        Text("After the checksum it checks the numbers: every token and id inside the vocabulary, no "
+             "id twice in a row, the logits finite and falling. The checksum says the bytes are the "
+             "ones written; these checks say the writer kept its promises."),
+        Text("The student's GGUF takes the teacher's metadata, with the shape keys rewritten from the "
+             "student's config, and writes one F32 tensor per weight under llama.cpp's names. A "
+             "[out, in] matrix is written with ggml's dims {in, out}:"),
+        Code(f"{CH08F}/student_gguf.cpp", "student_tensors"),
     ],
 }
 

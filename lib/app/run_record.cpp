@@ -67,8 +67,10 @@ T number(const nlohmann::json& j, const std::string& what) {
   }
 }
 
-// The array under `key`, or an error (a number or an object is not a list of steps).
-const nlohmann::json& array_at(const nlohmann::json& j, const std::string& key) {
+// The array under `key`, or an error (a number or an object is not a list of steps). The key is a
+// C string, not a std::string, so that a call with a literal binds no temporary to a reference
+// whose referent the result could outlive (g++ 14's -Wdangling-reference).
+const nlohmann::json& array_at(const nlohmann::json& j, const char* key) {
   const nlohmann::json& a = j.at(key);
   if (!a.is_array()) throw std::runtime_error(fmt::format("{} is {}, not an array", key, shown(a)));
   return a;
@@ -77,7 +79,7 @@ const nlohmann::json& array_at(const nlohmann::json& j, const std::string& key) 
 template <typename T>
 std::vector<T> numbers(const nlohmann::json& j, const std::string& key) {
   std::vector<T> out;
-  const nlohmann::json& a = array_at(j, key);
+  const nlohmann::json& a = array_at(j, key.c_str());
   for (std::size_t i = 0; i < a.size(); ++i) out.push_back(number<T>(a[i], fmt::format("{}[{}]", key, i)));
   return out;
 }

@@ -1,4 +1,4 @@
-// Chapter 04's layer, part 7: the course's model of latency and throughput.
+// Chapter 04's studies: the course's model of latency and throughput.
 //
 // Arithmetic intensity = FLOPs done per byte moved between memory and the arithmetic units. A
 // machine keeps its units busy only when the work's intensity reaches its own balance,

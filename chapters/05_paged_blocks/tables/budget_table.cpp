@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "04_batching/workload.hpp"
+#include "04_batching/workload/workload.hpp"
 #include "app/flags.hpp"
 #include "measure/table.hpp"
 #include "measure/timing.hpp"

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "04_batching/workload.hpp"
+#include "04_batching/workload/workload.hpp"
 #include "block_table.hpp"
 #include "first_fit_arena.hpp"
 #include "paged_engine.hpp"  // fits_in_pool

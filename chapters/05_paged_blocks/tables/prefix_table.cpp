@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "04_batching/workload.hpp"
+#include "04_batching/workload/workload.hpp"
 #include "measure/progress.hpp"
 #include "measure/table.hpp"
 #include "measure/timing.hpp"

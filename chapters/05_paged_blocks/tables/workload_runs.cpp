@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "04_batching/simulate.hpp"
+#include "04_batching/workload/simulate.hpp"
 #include "measure/progress.hpp"
 #include "measure/timing.hpp"
 #include "paged_engine.hpp"

@@ -32,6 +32,7 @@ double AsymmetricInt4Scheme::bits_per_weight(int64_t rows, int64_t cols) const {
   return 8.0 * static_cast<double>(packed_bytes(rows, cols)) / static_cast<double>(rows * cols);
 }
 
+// the-change: begin AsymmetricInt4Scheme::quantize
 // Layout: every group's fp16 scale, then every group's zero point (a byte), then the codes.
 PackedMatrix AsymmetricInt4Scheme::quantize(std::span<const float> w, int64_t rows, int64_t cols) const {
   if (rows <= 0 || cols <= 0 || rows * cols != std::ssize(w))
@@ -65,6 +66,7 @@ PackedMatrix AsymmetricInt4Scheme::quantize(std::span<const float> w, int64_t ro
   });
   return p;
 }
+// the-change: end AsymmetricInt4Scheme::quantize
 
 void AsymmetricInt4Scheme::dequantize(const PackedMatrix& p, std::span<float> out) const {
   const int64_t n = p.numel(), groups = groups_of(n, group_);

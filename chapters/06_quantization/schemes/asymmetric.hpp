@@ -1,4 +1,4 @@
-// Chapter 06, part 1, another scheme: asymmetric INT4 — absmax.hpp's groups, with a scale and an
+// Chapter 06, part 1b, another scheme: asymmetric INT4 — absmax.hpp's groups, with a scale and an
 // integer zero point per group.
 //
 // Symmetric absmax centres its 15 levels on 0 and sizes them by max |w|, so a group whose

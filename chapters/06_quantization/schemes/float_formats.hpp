@@ -1,4 +1,4 @@
-// Chapter 06, part 1, another scheme: narrower floating-point formats — fp16, bf16 and fp8 (E4M3) —
+// Chapter 06, part 1b, another scheme: narrower floating-point formats — fp16, bf16, fp8 (E4M3) —
 // by rounding, with no scale at all.
 //
 // The integer schemes store codes and a scale per group; a float format needs no scale at all:

@@ -1,4 +1,4 @@
-// Chapter 06, part 1, another scheme: llama.cpp's own block formats, Q8_0 (absmax.hpp in blocks of
+// Chapter 06, part 1b, another scheme: llama.cpp's own block formats, Q8_0 (absmax.hpp in blocks of
 // 32) and Q4_1 (a scale and a minimum per block), for comparison with what the model file ships
 // (its projections are Q4_1, its embedding table Q8_0).
 //

@@ -25,10 +25,12 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
+// the-change: begin nf4_nearest
 int nf4_nearest(float x) {
   // The number of midpoints below x is the index of the nearest level.
   return static_cast<int>(std::lower_bound(kMidpoints.begin(), kMidpoints.end(), x) - kMidpoints.begin());
 }
+// the-change: end nf4_nearest
 
 Nf4Scheme::Nf4Scheme(int64_t block) : block_(block) {
   if (block < 2 || block % 2 != 0) throw std::invalid_argument(fmt::format("Nf4Scheme: block of {} (even, ≥ 2)", block));

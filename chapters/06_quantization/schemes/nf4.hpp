@@ -1,4 +1,4 @@
-// Chapter 06, part 1, another scheme: NF4, the 4-bit "normal float" of QLoRA (Dettmers et al.,
+// Chapter 06, part 1b, another scheme: NF4, the 4-bit "normal float" of QLoRA (Dettmers et al.,
 // 2023) — absmax.hpp's blocks with 16 other levels.
 //
 // Absmax INT4 spaces its 15 levels evenly, but trained weights are not spread evenly: within a

@@ -1,4 +1,4 @@
-// Chapter 07, tree verification, part 1: the token tree.
+// Chapter 07, part 2, file 1: the token tree.
 //
 // A linear draft is one guess per position; the first wrong guess ends the round and every
 // guess after it is wasted. A tree of drafts keeps several alternatives per position, each

@@ -5,6 +5,7 @@
 
 namespace infer {
 
+// the-change: begin accept_tree
 TreeOutcome accept_tree(const TokenTree& tree, std::span<const int32_t> argmax) {
   TreeOutcome r{{0}, argmax[0]};
   for (bool stepped = true; stepped;) {
@@ -19,7 +20,9 @@ TreeOutcome accept_tree(const TokenTree& tree, std::span<const int32_t> argmax) 
   }
   return r;
 }
+// the-change: end accept_tree
 
+// the-change: begin generate_tree
 TreeGeneration generate_tree(const Llama& target, TreeKvCache& cache, TreeDrafter& drafter, const Tokenizer& tokenizer,
                              const std::vector<int32_t>& prompt, const TreeOptions& o) {
   TreeGeneration gen;
@@ -79,5 +82,6 @@ TreeGeneration generate_tree(const Llama& target, TreeKvCache& cache, TreeDrafte
   stats.total_seconds = total.seconds();
   return gen;
 }
+// the-change: end generate_tree
 
 }  // namespace infer

@@ -1,4 +1,4 @@
-// Chapter 07, tree verification, part 4: the round with a tree — draft a tree, verify every
+// Chapter 07, part 2, file 4: the round with a tree — draft a tree, verify every
 // branch in one target pass, keep the longest branch the target agrees with.
 //
 //   round:  tree     = drafter.propose(sequence, depth)       depth draft passes

@@ -1,4 +1,4 @@
-// Chapter 07, tree verification, part 3: a draft model that proposes a tree.
+// Chapter 07, part 2, file 3: a draft model that proposes a tree.
 //
 // The shape is fixed per run, as Medusa's static trees are: `branching` lists, for each depth,
 // how many children every node there gets — the draft's top-k tokens after that node's draft

@@ -47,6 +47,7 @@ void TreeKvCache::attend(int layer, int64_t pos0, const Tensor& q, const Tensor&
   if (layer == std::ssize(keys_) - 1) length_ = std::max(length_, pos0 + n_new);
 }
 
+// the-change: begin TreeKvCache::attend_tree
 // The tree mask: the query of node j reads the rows before the root, then its ancestors' slots
 // and its own, and nothing else — as if its draft sequence were the only one in the cache.
 void TreeKvCache::attend_tree(int layer, int64_t pos0, const Tensor& q, Tensor& out) const {
@@ -75,6 +76,7 @@ void TreeKvCache::attend_tree(int layer, int64_t pos0, const Tensor& q, Tensor& 
     cpu::attention(q.rows(t, 1), rows, n_heads_, n_kv_heads_, std::ssize(key_rows) - 1, out_row);
   }
 }
+// the-change: end TreeKvCache::attend_tree
 
 void TreeKvCache::keep_path(std::span<const int> path) {
   if (tree_ == nullptr || path.empty() || path.front() != 0)

@@ -1,4 +1,4 @@
-// Chapter 07, tree verification, part 2: the cache a tree is verified through — the tree mask
+// Chapter 07, part 2, file 2: the cache a tree is verified through — the tree mask
 // at lib's one attention seam (KvStore::attend).
 //
 // Chapter 03's GroupedKvCache lays positions out in order and attends causally: query t sees

@@ -1,5 +1,5 @@
 // The QAT table of chapter 08 (--qat-steps K): the distilled student deployed in INT4 g128,
-// quantized after training (PTQ) or trained through the quantization (QAT, fake_quant.hpp), at an
+// quantized after training (PTQ) or trained through the quantization (QAT, variants/fake_quant.hpp), at an
 // equal budget of K more training steps:
 //
 //   student fp32                     the distilled student, as trained

@@ -1,6 +1,6 @@
 // The width-pruning study of chapter 08 (--width-prune): instead of removing layers, keep every
 // layer and remove in each the least important key/value groups (a key/value head with its query
-// heads) and MLP neurons, measured on the same calibration text (width_importance.hpp), at the
+// heads) and MLP neurons, measured on the same calibration text (variants/width_importance.hpp), at the
 // parameter count of the depth-pruned student; then distil both on the same budget.
 //
 //   the width importance table   per layer: each group's importance, the groups kept, the share of

@@ -1,4 +1,5 @@
-// Chapter 04's layer, part 6: the two policies run against a cost model instead of the model.
+// Chapter 04, part 2 (a workload to serve), file 2: the two policies run against a cost model
+// instead of the model.
 //
 // A step's time depends, to a good approximation, only on how many tokens it feeds: the weights
 // are streamed once whatever the batch, and each extra token adds its share of arithmetic and

@@ -18,6 +18,7 @@ uint64_t PrefixCache::chain(uint64_t prefix, std::span<const int32_t> block_toke
   return h;
 }
 
+// the-change: begin PrefixCache::lookup
 PrefixCache::Hit PrefixCache::lookup(std::span<const int32_t> tokens, int64_t max_positions) const {
   Hit hit;
   const int64_t usable = std::min<int64_t>(max_positions, std::ssize(tokens));
@@ -33,6 +34,7 @@ PrefixCache::Hit PrefixCache::lookup(std::span<const int32_t> tokens, int64_t ma
   }
   return hit;
 }
+// the-change: end PrefixCache::lookup
 
 void PrefixCache::insert(uint64_t hash, int block, std::span<const int32_t> block_tokens) {
   if (std::ssize(block_tokens) != block_size_) throw std::logic_error("PrefixCache: only full blocks are cached");

@@ -125,6 +125,7 @@ LlamaConfig width_config(const LlamaConfig& c, int n_groups, int n_neurons) {
   return w;  // d_model and head_dim stay: q_width() = H'·D is now narrower than d
 }
 
+// the-change: begin width_pruned
 template <class T>
 Student<T> width_pruned(const Student<T>& full, const WidthCut& cut) {
   const LlamaConfig& c = full.config();
@@ -150,6 +151,7 @@ Student<T> width_pruned(const Student<T>& full, const WidthCut& cut) {
   std::copy_n(full.output_norm(full.params.data()), d, s.output_norm(s.params.data()));
   return s;
 }
+// the-change: end width_pruned
 
 template Student<float> width_pruned<float>(const Student<float>&, const WidthCut&);
 template Student<double> width_pruned<double>(const Student<double>&, const WidthCut&);

@@ -73,6 +73,7 @@ void block_forward(const LlamaConfig& c, int B, int S, const BlockTensors<const 
   for (int64_t i = 0; i < Nd; ++i) x_out[i] += A.x_mid[i];
 }
 
+// the-change: begin block_backward
 template <class T>
 void block_backward(const LlamaConfig& c, int B, int S, const BlockTensors<const T>& w, const T* x_in,
                     const BlockActivations<T>& A, const T* d_out, const BlockTensors<T>& dw, T* dx_in) {
@@ -102,6 +103,7 @@ void block_backward(const LlamaConfig& c, int B, int S, const BlockTensors<const
   linear_backward(dv.data(), A.h1.data(), w.wv, N, d, kvw, dh.data(), dw.wv);
   rmsnorm_backward(dh.data(), x_in, w.attn_norm, A.inv_rms1.data(), N, d, dx_in, dw.attn_norm);
 }
+// the-change: end block_backward
 
 template BlockTensors<float> block_tensors<float>(const LlamaConfig&, float*);
 template BlockTensors<const float> block_tensors<const float>(const LlamaConfig&, const float*);

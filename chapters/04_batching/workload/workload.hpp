@@ -1,4 +1,5 @@
-// Chapter 04's layer, part 5: the skewed workload, and what a run of it achieved.
+// Chapter 04, part 2 (a workload to serve), file 1: the skewed workload, and what a run of it
+// achieved.
 //
 // Real answers are not all the same length: most are short, a few are very long. The output
 // lengths here are drawn from a log-normal distribution (heavy right tail) with a seeded

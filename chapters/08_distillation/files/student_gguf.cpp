@@ -93,6 +93,7 @@ void write_student_gguf(const std::string& path, const Student<float>& s,
   uint64_t alignment = 32;
   if (auto it = meta.find("general.alignment"); it != meta.end()) alignment = std::get<uint64_t>(it->second.data);
 
+  // the-change: begin student_tensors
   std::vector<OutTensor> tensors = {{"token_embd.weight", {d, V}, s.embedding().data()}};
   const float* P = s.params.data();
   tensors.push_back({"output_norm.weight", {d}, s.output_norm(P)});
@@ -110,6 +111,7 @@ void write_student_gguf(const std::string& path, const Student<float>& s,
     tensors.push_back({p + "ffn_up.weight", {d, F}, b.w_up});
     tensors.push_back({p + "ffn_down.weight", {F, d}, b.w_down});
   }
+  // the-change: end student_tensors
 
   // Header, metadata and tensor infos; then the data section, each tensor aligned.
   ByteWriter w;

@@ -23,6 +23,7 @@ void rmsnorm_forward(const T* x, const T* w, int64_t N, int d, double eps, T* y,
   });
 }
 
+// the-change: begin rmsnorm_backward
 template <class T>
 void rmsnorm_backward(const T* d_out, const T* x, const T* w, const T* inv_rms, int64_t N, int d, T* dx, T* dw) {
   const bool parallel = N * d >= kParallelMin;
@@ -48,6 +49,7 @@ void rmsnorm_backward(const T* d_out, const T* x, const T* w, const T* inv_rms, 
     }
   });
 }
+// the-change: end rmsnorm_backward
 
 template <class T>
 void linear_forward(const T* x, const T* W, int N, int K, int M, T* y) {

@@ -1,7 +1,8 @@
 // Chapter 05's layer, part 2 (sharing): the prefix cache — finding blocks another sequence
-// already filled. Read it after part 1 (block_pool, block_table, paged_kv_cache, paged_engine,
-// paged_scheduler); the rest of part 2 sits in the "Part 2" sections at the end of the first
-// four: retain and reclaim, share and adopt, copy-on-write, fork.
+// already filled. Read it after part 1 (the chapter directory: block_pool, block_table,
+// paged_kv_cache, paged_engine, paged_scheduler); the rest of part 2 is in this folder:
+// prefix_reuse.cpp (how a hit is taken: adopt, reclaim, indexing full blocks) and fork.cpp
+// (samples of one prompt: share, retain, copy-on-write, fork).
 //
 // The keys and values of position p depend on tokens 0 … p only. So a FULL block's contents are
 // fixed by its own B tokens and every token before it, and two prompts that start with the same

@@ -12,6 +12,7 @@
 
 namespace infer::train {
 
+// the-change: begin AdamW::step
 void AdamW::step(std::span<float> params, std::span<const float> grads, double lr) {
   if (grads.size() != params.size()) throw std::invalid_argument("AdamW: parameters and gradients differ in size");
   if (m_.size() != params.size()) m_.assign(params.size(), 0.0f), v_.assign(params.size(), 0.0f);
@@ -29,6 +30,7 @@ void AdamW::step(std::span<float> params, std::span<const float> grads, double l
     }
   });
 }
+// the-change: end AdamW::step
 
 double LrSchedule::at(int step) const {
   if (step < warmup) return peak * (step + 1) / warmup;

@@ -14,7 +14,7 @@ std::vector<ProjectionMatrix<E>> projection_matrices(const Student<float>& s, E*
   std::vector<ProjectionMatrix<E>> m;
   for (int l = 0; l < c.n_layers; ++l) {
     const BlockTensors<E> b = s.block(l, params);
-    // [out, in], as lib's DenseLinear and chapter 06 hold them (train_block.hpp)
+    // [out, in], as lib's DenseLinear and chapter 06 hold them (training/train_block.hpp)
     m.insert(m.end(), {{b.wq, qw, d}, {b.wk, kvw, d}, {b.wv, kvw, d}, {b.wo, d, qw},
                        {b.w_gate, F, d}, {b.w_up, F, d}, {b.w_down, d, F}});
   }
@@ -23,6 +23,7 @@ std::vector<ProjectionMatrix<E>> projection_matrices(const Student<float>& s, E*
 template std::vector<ProjectionMatrix<float>> projection_matrices(const Student<float>&, float*);
 template std::vector<ProjectionMatrix<const float>> projection_matrices(const Student<float>&, const float*);
 
+// the-change: begin fake_quantized
 std::vector<float> fake_quantized(const Student<float>& s, const quant::QuantScheme* scheme) {
   std::vector<float> w_hat = s.params;
   if (scheme == nullptr) return w_hat;
@@ -33,6 +34,7 @@ std::vector<float> fake_quantized(const Student<float>& s, const quant::QuantSch
   }
   return w_hat;
 }
+// the-change: end fake_quantized
 
 void FakeQuant::quantize_weights(Student<float>& s) {
   if (!master_.empty()) throw std::logic_error("fake quant: the weights are quantized already (no restore_master)");

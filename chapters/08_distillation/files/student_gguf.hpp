@@ -1,5 +1,5 @@
-// Writing a student as a GGUF file (version 3, F32 tensors) that lib's loader — and so every
-// chapter binary with -m — reads like the teacher.
+// Chapter 08, part 4 (the files), file 2: writing a student as a GGUF file (version 3, F32
+// tensors) that lib's loader — and so every chapter binary with -m — reads like the teacher.
 //
 // The metadata is the teacher's (tokenizer, chat template, names) with the shape keys rewritten
 // from the student's config (llama.block_count above all) and general.file_type = 0 (all F32).

@@ -35,6 +35,7 @@ StepCostModel cost_model_from(std::span<const DecodeTiming> sweep) {
   return StepCostModel(std::move(tokens), std::move(seconds));
 }
 
+// the-change: begin SimulatedEngine::step
 std::vector<int32_t> SimulatedEngine::step(std::span<Request* const> batch) {
   double fed = 0;
   for (const Request* r : batch) {
@@ -45,9 +46,11 @@ std::vector<int32_t> SimulatedEngine::step(std::span<Request* const> batch) {
   clock_.advance(cost_(fed));
   return std::vector<int32_t>(batch.size(), 0);
 }
+// the-change: end SimulatedEngine::step
 
 std::string policy_name(Policy p) { return p == Policy::static_batches ? "static" : "continuous"; }
 
+// the-change: begin serve
 PolicyRun serve(Policy policy, std::vector<Request> requests, int slots, StepEngine& engine, Clock& clock) {
   PolicyRun run;
   run.requests = std::move(requests);
@@ -65,11 +68,14 @@ PolicyRun serve(Policy policy, std::vector<Request> requests, int slots, StepEng
   run.summary = summarize(run.requests, run.steps);
   return run;
 }
+// the-change: end serve
 
+// the-change: begin simulate
 PolicyRun simulate(Policy policy, std::vector<Request> requests, int slots, const StepCostModel& cost) {
   VirtualClock clock;
   SimulatedEngine engine(cost, clock);
   return serve(policy, std::move(requests), slots, engine, clock);
 }
+// the-change: end simulate
 
 }  // namespace infer
