@@ -47,6 +47,7 @@ class Scheduler {
   const std::vector<StepLog>& log() const { return log_; }
 
  protected:
+  // the-change: begin Scheduler::seams
   // The admission policy. This scheduler's: a free slot is all a request needs and nothing is
   // ever taken back; a scheduler whose memory can run out overrides them.
   //   can_admit   asked before the longest-waiting arrived request takes a free slot; false
@@ -57,6 +58,7 @@ class Scheduler {
   // r leaves its slot, the engine frees its memory, and it waits at the FRONT of the queue with
   // the tokens it has so far (the engine recomputes them when it is admitted again).
   void preempt(Request& r);
+  // the-change: end Scheduler::seams
 
  private:
   StepEngine& engine_;

@@ -28,12 +28,24 @@
 #include "block_pool.hpp"
 #include "model/llama.hpp"
 #include "paged_kv_cache.hpp"
-#include "paged_scheduler.hpp"
 #include "prefix_cache.hpp"  // part 2, sharing/
+#include "04_batching/batch_decode.hpp"
 #include "04_batching/request.hpp"
 #include "sampling/sampler.hpp"
 
 namespace infer {
+
+// A StepEngine whose sequences draw memory from one finite pool: the questions a scheduler that
+// admits by memory asks (part 1b, admission/paged_scheduler.hpp), here answered in blocks.
+class MemoryBoundEngine : public StepEngine {
+ public:
+  // Could `r` be admitted now (its prefill and this step's growth of the running sequences)?
+  virtual bool can_admit(const Request& r) const = 0;
+  // Takes the memory for the next step of admitted request `r`; false when the pool is out.
+  virtual bool reserve(const Request& r) = 0;
+  // Would `r`, alone in an empty pool, fit until its last token?
+  virtual bool fits_alone(const Request& r) const = 0;
+};
 
 struct PagedEngineOptions {
   int block_size = kDefaultBlockSize;  // positions per block

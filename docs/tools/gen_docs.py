@@ -109,6 +109,7 @@ CH03 = "chapters/03_gqa"
 CH04 = "chapters/04_batching"
 CH04W = "chapters/04_batching/workload"  # the chapter's part 2, with its own README
 CH05 = "chapters/05_paged_blocks"
+CH05A = "chapters/05_paged_blocks/admission"  # the chapter's part 1b, with its own README
 CH05S = "chapters/05_paged_blocks/sharing"  # the chapter's part 2, with its own README
 CH06 = "chapters/06_quantization"
 CH06S = "chapters/06_quantization/schemes"  # the chapter's part 1b, with its own README
@@ -200,6 +201,23 @@ CHANGES: dict[str, list] = {
         Code(f"{CH05}/paged_kv_cache.cpp", "PagedKvCache::attend_in_place"),
         Text("Part 2 ([`sharing/`](sharing/README.md)) lets two block tables list the same block: a "
              "cached prefix, or samples forked from one prompt, copied on write when they part."),
+    ],
+    CH05A: [
+        Text("**Part 1b: the scheduler's seams, filled in.** Chapter 04's `Scheduler` asks "
+             "`can_admit` before the longest-waiting request takes a free slot, and calls "
+             "`before_run` after admission, before the step. By default the first says yes and the "
+             "second does nothing:"),
+        Code(f"{CH04}/scheduler.hpp", "Scheduler::seams"),
+        Text("The paged scheduler admits a request only when the engine has the blocks for its prompt "
+             "(less what the prefix cache of [part 2](../sharing/README.md) already holds) together "
+             "with what the running requests need this step:"),
+        Code(f"{CH05A}/paged_scheduler.cpp", "PagedScheduler::can_admit"),
+        Text("Before the step, every running request, oldest first, reserves the blocks for its new "
+             "positions. When the pool is out, the newest running request gives its blocks back and "
+             "waits at the front of the queue with the tokens it has generated. Admitted again, it "
+             "recomputes prompt and tokens in one prefill chunk (recomputation, vLLM's default, "
+             "rather than swapping the blocks out to host memory):"),
+        Code(f"{CH05A}/paged_scheduler.cpp", "PagedScheduler::before_run"),
     ],
     CH05S: [
         Text("**Part 2: sharing (prefix reuse, fork, copy-on-write).** Part 1 gave every block one "

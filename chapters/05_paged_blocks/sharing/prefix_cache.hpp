@@ -1,6 +1,6 @@
 // Chapter 05's layer, part 2 (sharing): the prefix cache — finding blocks another sequence
 // already filled. Read it after part 1 (the chapter directory: block_pool, block_table,
-// paged_kv_cache, paged_engine, paged_scheduler); the rest of part 2 is in this folder:
+// paged_kv_cache, paged_engine; admission/paged_scheduler); the rest of part 2 is in this folder:
 // prefix_reuse.cpp (how a hit is taken: adopt, reclaim, indexing full blocks) and fork.cpp
 // (samples of one prompt: share, retain, copy-on-write, fork).
 //

@@ -1,5 +1,5 @@
-// Chapter 05's layer, part 1 (paging), file 5: continuous batching when memory, not slots, is
-// what runs out.
+// Chapter 05, part 1b (admission by blocks): continuous batching when memory, not slots, is what
+// runs out.
 //
 // Chapter 04's Scheduler admits whenever a slot is free, because each request brought its own
 // cache. With one shared pool, a slot is cheap and a block is what counts:
@@ -27,22 +27,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "04_batching/batch_decode.hpp"
 #include "04_batching/request.hpp"
 #include "04_batching/scheduler.hpp"
+#include "paged_engine.hpp"  // MemoryBoundEngine
 
 namespace infer {
-
-// A StepEngine whose sequences draw memory from one finite pool.
-class MemoryBoundEngine : public StepEngine {
- public:
-  // Could `r` be admitted now (its prefill and this step's growth of the running sequences)?
-  virtual bool can_admit(const Request& r) const = 0;
-  // Takes the memory for the next step of admitted request `r`; false when the pool is out.
-  virtual bool reserve(const Request& r) = 0;
-  // Would `r`, alone in an empty pool, fit until its last token?
-  virtual bool fits_alone(const Request& r) const = 0;
-};
 
 class PagedScheduler : public Scheduler {
  public:

@@ -16,6 +16,7 @@ void PagedScheduler::submit(Request& r) {
   Scheduler::submit(r);
 }
 
+// the-change: begin PagedScheduler::can_admit
 bool PagedScheduler::can_admit(const Request& r) {
   // Also guards requests that reached the queue through Scheduler::submit: refusing one that can
   // never fit would stall the queue for ever.
@@ -24,7 +25,9 @@ bool PagedScheduler::can_admit(const Request& r) {
   admission_[&r] = next_admission_++;  // Scheduler admits it right after a yes
   return true;
 }
+// the-change: end PagedScheduler::can_admit
 
+// the-change: begin PagedScheduler::before_run
 void PagedScheduler::before_run() {
   // The running requests, oldest admission first (a readmitted request counts as new).
   std::vector<Request*> order;
@@ -46,6 +49,7 @@ void PagedScheduler::before_run() {
   }
   max_running_ = std::max(max_running_, static_cast<int>(order.size()));
 }
+// the-change: end PagedScheduler::before_run
 
 PagedRun serve_paged(std::vector<Request> requests, int slots, MemoryBoundEngine& engine, Clock& clock) {
   PagedRun run;
