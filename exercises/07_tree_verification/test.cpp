@@ -185,18 +185,18 @@ TEST_CASE("random drafts: the grown tree is worth the most of every tree of its 
     std::vector<std::vector<int>> children;
     std::vector<std::vector<int32_t>> paths;
     std::vector<int> roots;
-    auto expand = [&](auto&& self, int at, const std::vector<int32_t>& p, double pp) -> void {
+    auto expand = [&](auto&& self, int at, std::vector<int32_t> p, double pp) -> void {
       const Candidates c = draft(p);
+      p.push_back(0);  // the slot of this depth's candidate
       for (std::size_t k = 0; k < c.tokens.size(); ++k) {
         const int id = static_cast<int>(value.size());
         parent.push_back(at);
         value.push_back(pp * c.probs[k]);
         children.emplace_back();
-        std::vector<int32_t> q = p;
-        q.push_back(c.tokens[k]);
-        paths.push_back(q);
+        p.back() = c.tokens[k];
+        paths.push_back(p);
         (at < 0 ? roots : children[static_cast<std::size_t>(at)]).push_back(id);
-        self(self, id, q, value.back());
+        self(self, id, p, value.back());
       }
     };
     expand(expand, -1, {}, 1.0);
