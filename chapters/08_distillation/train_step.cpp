@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "fake_quant.hpp"
+
 namespace infer::train {
 
 Batch make_batch(const TeacherLabels& t, std::span<const int64_t> windows, const LossOptions& loss) {

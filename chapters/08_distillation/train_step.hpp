@@ -8,11 +8,12 @@
 
 #include "adamw.hpp"
 #include "distill_loss.hpp"
-#include "fake_quant.hpp"
 #include "student.hpp"
 #include "teacher_labels.hpp"
 
 namespace infer::train {
+
+class FakeQuant;  // part 3, variants/fake_quant.hpp: quantization-aware training
 
 // B windows of S = labels.window tokens, rows in window order.
 struct Batch {
