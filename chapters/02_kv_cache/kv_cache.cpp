@@ -9,14 +9,14 @@
 
 namespace infer {
 
-KvCache::KvCache(const LlamaConfig& c, int64_t max_tokens, Device device, int stored_heads)
+KvCache::KvCache(const LlamaConfig& c, int64_t max_tokens, Device device, int stored_heads, Shape layer_shape)
     : n_heads_(c.n_heads), n_kv_heads_(c.n_kv_heads), stored_heads_(stored_heads), max_tokens_(max_tokens) {
   if (max_tokens <= 0 || max_tokens > c.context_length)
     throw std::invalid_argument(fmt::format("KvCache: capacity {} outside 1…{} (the context length)",
                                             max_tokens, c.context_length));
   for (int l = 0; l < c.n_layers; ++l) {
-    keys_.emplace_back(Shape{max_tokens, int64_t{stored_heads} * c.head_dim}, DType::f32, device);
-    values_.emplace_back(Shape{max_tokens, int64_t{stored_heads} * c.head_dim}, DType::f32, device);
+    keys_.emplace_back(layer_shape, DType::f32, device);
+    values_.emplace_back(layer_shape, DType::f32, device);
   }
 }
 
@@ -33,9 +33,10 @@ void KvCache::truncate(int64_t length) {
 }
 
 // the-change: begin KvCache::store
-void KvCache::store(const Tensor& k, const Tensor& v, Tensor& key_slots, Tensor& value_slots) {
-  // Each key/value head copied once per query head that reads it.
+void KvCache::store(const Tensor& k, const Tensor& v, int64_t pos0, Tensor& keys, Tensor& values) {
+  // Each key/value head copied once per query head that reads it, into rows pos0 … pos0 + T − 1.
   const int group = n_heads_ / n_kv_heads_;
+  Tensor key_slots = keys.rows(pos0, k.dim(0)), value_slots = values.rows(pos0, v.dim(0));
   ops::repeat_heads(k, n_kv_heads_, group, key_slots);
   ops::repeat_heads(v, n_kv_heads_, group, value_slots);
 }
@@ -48,13 +49,10 @@ void KvCache::attend(int layer, int64_t pos0, const Tensor& q, const Tensor& k, 
   if (pos0 + n_new > max_tokens_)
     throw std::out_of_range(fmt::format("KvCache: positions up to {} do not fit a capacity of {}",
                                         pos0 + n_new - 1, max_tokens_));
-  Tensor& keys = keys_[layer];
-  Tensor& values = values_[layer];
-  Tensor key_slots = keys.rows(pos0, n_new), value_slots = values.rows(pos0, n_new);
-  store(k, v, key_slots, value_slots);
-  // Attend over positions 0 … pos0+n_new-1. Query head h reads stored head
-  // h / (H / stored_heads): its own copy here, the shared head in chapter 03.
-  ops::attention(q, keys.rows(0, pos0 + n_new), values.rows(0, pos0 + n_new), n_heads_, stored_heads_, pos0, out);
+  store(k, v, pos0, keys_[layer], values_[layer]);
+  // Attend over positions 0 … pos0+n_new-1 (ops::attention reads no further). Query head h
+  // reads stored head h / (H / stored_heads): its own copy here, the shared head in chapter 03.
+  ops::attention(q, keys_[layer], values_[layer], n_heads_, stored_heads_, pos0, out);
   if (layer == std::ssize(keys_) - 1) length_ = pos0 + n_new;
 }
 // the-change: end KvCache::attend

@@ -26,7 +26,7 @@ class KvCache : public KvStore {
  public:
   // the-change: begin KvCache::KvCache
   KvCache(const LlamaConfig& config, int64_t max_tokens, Device device = Device::cpu())
-      : KvCache(config, max_tokens, device, config.n_heads) {}
+      : KvCache(config, max_tokens, device, config.n_heads, {max_tokens, int64_t{config.n_heads} * config.head_dim}) {}
   // the-change: end KvCache::KvCache
 
   void attend(int layer, int64_t pos0, const Tensor& q, const Tensor& k, const Tensor& v,
@@ -44,17 +44,19 @@ class KvCache : public KvStore {
 
  protected:
   // stored_heads: key/value heads kept per position — H here; chapter 03's GroupedKvCache
-  // keeps H_kv and changes nothing else.
-  KvCache(const LlamaConfig& config, int64_t max_tokens, Device device, int stored_heads);
-  // Writes the new positions' keys and values k, v [T, H_kv·D] into their slots.
-  virtual void store(const Tensor& k, const Tensor& v, Tensor& key_slots, Tensor& value_slots);
+  // keeps H_kv. layer_shape: each layer's keys (and values), [max_tokens, stored_heads·D] here;
+  // chapter 03 can also keep them head by head, [H_kv, max_tokens, D].
+  KvCache(const LlamaConfig& config, int64_t max_tokens, Device device, int stored_heads, Shape layer_shape);
+  // Writes the keys and values k, v [T, H_kv·D] of positions pos0 … pos0 + T − 1 into one
+  // layer's keys and values (of layer_shape).
+  virtual void store(const Tensor& k, const Tensor& v, int64_t pos0, Tensor& keys, Tensor& values);
 
  private:
   int n_heads_, n_kv_heads_, stored_heads_;
   int64_t max_tokens_;
   int64_t length_ = 0;
-  std::vector<Tensor> keys_;    // per layer [max_tokens, stored_heads·D]
-  std::vector<Tensor> values_;  // per layer [max_tokens, stored_heads·D]
+  std::vector<Tensor> keys_;    // per layer, layer_shape
+  std::vector<Tensor> values_;  // per layer, layer_shape
 };
 
 }  // namespace infer

@@ -5,11 +5,12 @@
 //                                   2 the cache per token, 3 the multi-query experiment and
 //                                   4 a sliding window on held-out text, 5–6 the formula for
 //                                   well-known shapes, 7 published shapes beyond GQA, 8 latent,
-//                                   state-space and hybrid caches, 9 decode time against H_kv
+//                                   state-space and hybrid caches, 9 decode time against H_kv,
+//                                   10 decode time against the cache's layout
 //   ch03_gqa --eval-tokens 3267     evaluate on more of the held-out text
 //   ch03_gqa --sliding-windows 512  the sliding-window experiment at one window
 //   ch03_gqa --no-eval              skip both experiments (no text needed)
-//   ch03_gqa --sweep-contexts 1024  table 9 at other cache lengths; --no-sweep skips it
+//   ch03_gqa --sweep-contexts 1024  tables 9 and 10 at other cache lengths; --no-sweep skips both
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -23,6 +24,7 @@
 #include "app/run_record.hpp"
 #include "02_kv_cache/cached_generate.hpp"
 #include "architecture_caches.hpp"
+#include "cache_layout.hpp"
 #include "gqa_tables.hpp"
 #include "grouped_kv_cache.hpp"
 #include "02_kv_cache/kv_cache.hpp"
@@ -99,10 +101,10 @@ int main(int argc, char** argv) {
   app.add_option("--sliding-windows", sliding_windows, "attention windows of the sliding-window experiment (comma-separated)")
       ->delimiter(',')->check(whole_number(1, int64_t{1} << 30))->capture_default_str();
   app.add_flag("--no-eval", no_eval, "skip the multi-query and sliding-window experiments (needs data/fetch_eval_text.sh)");
-  app.add_option("--sweep-contexts", sweep_contexts, "positions a decode step reads in table 9, the sweep over key/value heads "
-                 "(comma-separated; about 10 s on 2 cores at the default)")
+  app.add_option("--sweep-contexts", sweep_contexts, "positions a decode step reads in tables 9 and 10, the sweeps over key/value "
+                 "heads and cache layouts (comma-separated; about 15 s on 2 cores at the default)")
       ->delimiter(',')->check(whole_number(2, int64_t{1} << 30))->capture_default_str();
-  app.add_flag("--no-sweep", no_sweep, "skip table 9, the decode-time sweep over key/value heads");
+  app.add_flag("--no-sweep", no_sweep, "skip tables 9 and 10, the decode-time sweeps");
 
   return run_main(app, argc, argv, [&] {
     if (no_eval) refuse_flags(app, "--no-eval", {"--eval-tokens", "--window", "--sliding-windows"});
@@ -124,7 +126,10 @@ int main(int argc, char** argv) {
     const std::string name = std::filesystem::path(o.model_path).stem().string();
     beyond_gqa_table(m.model.config(), name, o, sliding, record.figures);
     architecture_cache_table(m.model.config(), name, o, record.figures);
-    if (!no_sweep) kv_head_sweep_table(m.model, o, sweep_contexts, record.figures);
+    if (!no_sweep) {
+      kv_head_sweep_table(m.model, o, sweep_contexts, record.figures);
+      cache_layout_table(m.model, o, sweep_contexts, record.figures);
+    }
     save_record(record, o, &m.tokenizer);
   });
 }

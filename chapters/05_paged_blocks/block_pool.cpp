@@ -17,11 +17,12 @@ BlockPool::BlockPool(const LlamaConfig& c, int block_size, std::size_t budget_by
     throw std::invalid_argument(fmt::format("BlockPool: a budget of {} holds no block of {} positions ({})",
                                             format_bytes(static_cast<double>(budget_bytes)), block_size,
                                             format_bytes(static_cast<double>(bytes_per_block_))));
-  const int64_t rows = n * block_size;
+  const Shape shape{n * c.n_kv_heads, block_size, c.head_dim};
   for (int l = 0; l < c.n_layers; ++l) {
-    keys_.emplace_back(Shape{rows, c.kv_width()}, DType::f32, device);
-    values_.emplace_back(Shape{rows, c.kv_width()}, DType::f32, device);
+    keys_.emplace_back(shape, DType::f32, device);
+    values_.emplace_back(shape, DType::f32, device);
   }
+  n_kv_heads_ = c.n_kv_heads;
   refcount_.assign(n, 0);
   for (int b = 0; b < n; ++b) free_.push_back(b);
 }
@@ -68,22 +69,22 @@ void BlockPool::check_invariants() const {
 
 Tensor BlockPool::keys(int layer, int block) const {
   check_index(block);
-  return keys_.at(layer).rows(int64_t{block} * block_size_, block_size_);
+  return keys_.at(layer).rows(int64_t{block} * n_kv_heads_, n_kv_heads_);
 }
 
 Tensor BlockPool::values(int layer, int block) const {
   check_index(block);
-  return values_.at(layer).rows(int64_t{block} * block_size_, block_size_);
+  return values_.at(layer).rows(int64_t{block} * n_kv_heads_, n_kv_heads_);
 }
 
 const float* BlockPool::key_data(int layer, int block) const {
   const Tensor& k = keys_[layer];
-  return k.host<float>() + int64_t{block} * block_size_ * k.dim(1);
+  return k.host<float>() + int64_t{block} * n_kv_heads_ * block_size_ * k.dim(2);
 }
 
 const float* BlockPool::value_data(int layer, int block) const {
   const Tensor& v = values_[layer];
-  return v.host<float>() + int64_t{block} * block_size_ * v.dim(1);
+  return v.host<float>() + int64_t{block} * n_kv_heads_ * block_size_ * v.dim(2);
 }
 
 // Part 2's retain, reclaim and copy_block are in sharing/ (fork.cpp, prefix_reuse.cpp).

@@ -8,7 +8,8 @@
 //
 //   the pool    all K/V memory, allocated ONCE up front within a budget in bytes, as N blocks
 //               of B token positions each (default B = 16); block b of layer l holds the keys
-//               and values of B positions: rows b·B … b·B+B−1 of keys[l] and values[l]
+//               and values of B positions, head by head as chapter 03's cache keeps them:
+//               keys[l][b] and values[l][b] are [H_kv, B, D]
 //   free list   the blocks nobody holds; allocate() takes one, or answers "none" — the pool
 //               never hands out memory it does not have
 //   refcounts   how many sequences hold a block; it returns to the free list when the last
@@ -19,7 +20,7 @@
 // block nobody holds any more is taken back as it is (reclaim), and a shared block about to be
 // written is first copied (copy_block, for copy-on-write).
 //
-// Sizes (the default model): a block holds 2 (K and V) × 30 layers × B × H_kv·D (= 192) floats,
+// Sizes (the default model): a block holds 2 (K and V) × 30 layers × H_kv (= 3) × B × D (= 64) floats,
 // 720 KiB at B = 16, i.e. 46 080 bytes per position, exactly chapter 03's per-token cost.
 #pragma once
 
@@ -69,10 +70,10 @@ class BlockPool {
   void check_invariants() const;
 
   // --- the storage ---
-  // Rows of layer `layer` for block `block`: [B, H_kv·D] views into the pool (no copy).
+  // Layer `layer`'s keys (values) in block `block`: an [H_kv, B, D] view into the pool (no copy).
   Tensor keys(int layer, int block) const;
   Tensor values(int layer, int block) const;
-  // Host pointer to the first key/value row of a block (CPU pools only).
+  // Host pointer to the start of a block, head 0's first row (CPU pools only).
   const float* key_data(int layer, int block) const;
   const float* value_data(int layer, int block) const;
   int n_layers() const { return static_cast<int>(keys_.size()); }
@@ -94,11 +95,12 @@ class BlockPool {
  private:
   void check_index(int block) const;
   int block_size_;
+  int n_kv_heads_ = 0;
   Device device_;
   std::size_t bytes_per_block_;
   std::vector<int> refcount_;  // per block; 0 = on the free list
   std::deque<int> free_;       // oldest-freed first
-  std::vector<Tensor> keys_;   // per layer [num_blocks·B, H_kv·D]
+  std::vector<Tensor> keys_;   // per layer [num_blocks·H_kv, B, D]: block b is heads b·H_kv … b·H_kv + H_kv − 1
   std::vector<Tensor> values_;
   std::function<void(int)> on_reuse_;
 };

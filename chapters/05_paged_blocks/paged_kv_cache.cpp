@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "03_gqa/split_heads.hpp"
 #include "tensor/cpu_attention.hpp"
 #include "tensor/ops.hpp"
 
@@ -48,9 +49,9 @@ void PagedKvCache::attend(int layer, int64_t pos0, const Tensor& q, const Tensor
     if (layer == 0 && pool_.refcount(block) != 1)
       throw std::logic_error(fmt::format("PagedKvCache: write into block {}, shared {} times (reserve first)", block,
                                          pool_.refcount(block)));
-    Tensor key_rows = pool_.keys(layer, block).rows(offset, run), value_rows = pool_.values(layer, block).rows(offset, run);
-    key_rows.copy_from(k.rows(i, run));
-    value_rows.copy_from(v.rows(i, run));
+    Tensor key_block = pool_.keys(layer, block), value_block = pool_.values(layer, block);  // [H_kv, B, D]
+    ops::split_heads(k.rows(i, run), offset, key_block);  // chapter 03's store, into the block
+    ops::split_heads(v.rows(i, run), offset, value_block);
     i += run;
   }
 
@@ -62,8 +63,9 @@ void PagedKvCache::attend(int layer, int64_t pos0, const Tensor& q, const Tensor
 
 // the-change: begin PagedKvCache::attend_in_place
 // The library's CPU attention kernel, told where the rows are: the blocks of the table, in
-// logical order, so row j is in block j / B at row j % B. It is the kernel ops::attention runs
-// on a contiguous cache, so the arithmetic is the same to the bit; only the addresses differ.
+// logical order, so row j of head g is in block j / B, at row j % B of the block's head g. It is
+// the kernel ops::attention runs on a contiguous cache, so the arithmetic is the same to the
+// bit; only the addresses differ.
 void PagedKvCache::attend_in_place(int layer, int64_t pos0, const Tensor& q, Tensor& out) const {
   const int64_t B = pool_.block_size();
   const int64_t n_blocks = (pos0 + q.dim(0) + B - 1) / B;  // the blocks holding positions 0 … pos0 + T − 1
@@ -73,24 +75,29 @@ void PagedKvCache::attend_in_place(int layer, int64_t pos0, const Tensor& q, Ten
     key_blocks[b] = pool_.key_data(layer, physical);
     value_blocks[b] = pool_.value_data(layer, physical);
   }
-  const int64_t row_stride = int64_t{n_kv_heads_} * (q.dim(1) / n_heads_);  // H_kv·D floats per position
-  const cpu::KvRows rows{key_blocks, value_blocks, B, row_stride};
+  const int64_t head_dim = q.dim(1) / n_heads_;  // a block is [H_kv, B, D]: rows D apart, heads B·D apart
+  const cpu::KvRows rows{key_blocks, value_blocks, B, /*row_stride=*/head_dim, /*head_stride=*/B * head_dim};
   cpu::attention(q, rows, n_heads_, n_kv_heads_, pos0, out);
 }
 // the-change: end PagedKvCache::attend_in_place
 
 // The device-independent way: copy the sequence's rows out of its blocks into contiguous
-// [S, H_kv·D] tensors (S = pos0 + T), then the library's attention.
+// [H_kv, S, D] tensors (S = pos0 + T), head by head, then the library's attention.
 void PagedKvCache::attend_gathered(int layer, int64_t pos0, const Tensor& q, Tensor& out) const {
-  const int64_t n_keys = pos0 + q.dim(0), B = pool_.block_size();
-  const int64_t width = pool_.keys(layer, table_.blocks().front()).dim(1);
-  Tensor keys({n_keys, width}, DType::f32, pool_.device()), values({n_keys, width}, DType::f32, pool_.device());
+  const int64_t n_keys = pos0 + q.dim(0), B = pool_.block_size(), D = q.dim(1) / n_heads_;
+  Tensor keys({n_kv_heads_, n_keys, D}, DType::f32, pool_.device()), values({n_kv_heads_, n_keys, D}, DType::f32, pool_.device());
+  // As [heads · positions, D] rows: head g's positions j0 … of the sequence, and of a block.
+  Tensor key_rows = keys.reshape({n_kv_heads_ * n_keys, D}), value_rows = values.reshape({n_kv_heads_ * n_keys, D});
   for (int64_t j0 = 0; j0 < n_keys; j0 += B) {
     const int block = table_.blocks()[j0 / B];
     const int64_t in_block = std::min(B, n_keys - j0);
-    Tensor key_rows = keys.rows(j0, in_block), value_rows = values.rows(j0, in_block);
-    key_rows.copy_from(pool_.keys(layer, block).rows(0, in_block));
-    value_rows.copy_from(pool_.values(layer, block).rows(0, in_block));
+    const Tensor key_block = pool_.keys(layer, block).reshape({n_kv_heads_ * B, D});
+    const Tensor value_block = pool_.values(layer, block).reshape({n_kv_heads_ * B, D});
+    for (int64_t g = 0; g < n_kv_heads_; ++g) {
+      Tensor k_to = key_rows.rows(g * n_keys + j0, in_block), v_to = value_rows.rows(g * n_keys + j0, in_block);
+      k_to.copy_from(key_block.rows(g * B, in_block));
+      v_to.copy_from(value_block.rows(g * B, in_block));
+    }
   }
   ops::attention(q, keys, values, n_heads_, n_kv_heads_, pos0, out);
 }

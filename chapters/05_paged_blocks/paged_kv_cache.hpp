@@ -1,19 +1,20 @@
 // Chapter 05's layer, part 1 (paging), file 3: a KvStore whose memory is a block table into the
 // shared pool.
 //
-// Chapter 03's GroupedKvCache kept one [max_tokens, H_kv·D] buffer per layer. PagedKvCache keeps
-// only a BlockTable; the rows live in the BlockPool, shared by every sequence. For layer l, a
-// step of T new positions pos0 … pos0+T−1:
+// Chapter 03's GroupedKvCache kept one [H_kv, max_tokens, D] buffer per layer. PagedKvCache keeps
+// only a BlockTable; the rows live in the BlockPool, shared by every sequence, each block laid
+// out head by head as chapter 03's buffer is, [H_kv, B, D]. For layer l, a step of T new
+// positions pos0 … pos0+T−1:
 //
-//   write    k, v [T, H_kv·D] row by row into block blocks[p / B], row p % B
+//   write    k, v [T, H_kv·D] head by head into block blocks[p / B], row p % B of each head
 //   attend   query t, head h, against keys 0 … pos0+t: attention reads each key/value row
 //            where it lies, through the block table — nothing is gathered into a contiguous
 //            copy. Query head h reads key/value head h / (H / H_kv), as in chapter 03.
 //
 // The arithmetic is not the chapter's: it is the library's CPU attention kernel
 // (lib/tensor/cpu_attention.hpp), the one ops::attention runs on chapter 04's contiguous cache.
-// The kernel asks a KvRows where row j lies; this cache answers "block j / B, row j % B" with
-// the blocks of its table. Same kernel, same operations in the same order, other addresses: so
+// The kernel asks a KvRows where row j of head g lies; this cache answers "block j / B, head g,
+// row j % B" with the blocks of its table. Same kernel, same operations in the same order, other addresses: so
 // the logits equal chapter 04's — bit for bit on the CPU, which tests/stage/test_stage_05.cpp
 // checks.
 //

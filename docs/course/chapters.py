@@ -312,7 +312,9 @@ CHAPTERS = [
         "Query heads share key/value heads, so the cache stores only the distinct ones: the same "
         "tokens from a cache H/H_kv times smaller.",
         runs=[Run("tables", ["--eval-tokens", "1024", "--window", "256", "--sliding-windows", "64,128"],
-                  ["--eval-tokens", "2048"])],
+                  ["--eval-tokens", "2048"]),
+              # Table 10 at the contexts its README section discusses (the README-only run).
+              Run("layout", None, ["--no-eval", "-n", "8", "--sweep-contexts", "128,1024,4096,8192"])],
         plots=[Plot("tables", "7", "model", ["KiB/token at 128k"], "K/V cache per token at 128k tokens (2-byte elements)",
                     "", "KiB per token, over a 128k-token sequence", logy=True, bars=True, category=shape_label),
                Plot("tables", "4", "cache bytes", ["perplexity, all positions"],

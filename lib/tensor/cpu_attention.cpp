@@ -18,16 +18,28 @@
 // grouping in memory traffic (a long-context decode step reads the cache once, not G times),
 // and a block of queries shares it again (a prefill reads each row once per block).
 //
-// Work items are (key/value head, block of kQueryBlock queries), handed out one at a time by
-// lib's pool (parallel_for with a grain of 1): in a causal prefill the last query block sees
-// every key and the first almost none, so the items are handed out largest first and a thread
-// that finishes early takes the next one.
+// Chunks. A decode step has one query, so (key/value head, block of queries) would be only
+// H_kv = 3 pieces of work: on 2 threads one thread would do two of them while the other waits,
+// however long the context. So the keys are cut too, into chunks at fixed positions (0 … 255,
+// 256 … 511, …), and a work item is (key/value head, block of kQueryBlock queries, chunk): a
+// 4 096-token context gives 48 items for a decode step. Each item leaves, for each of its rows,
 //
-// Exactness: every number a row computes — its dot products, its max, its exponentials and
-// their sum, its weighted sum of values — is computed by the same instructions in the same
-// order whatever other rows share its block and whichever thread runs it. So a query gets the
-// same bits in a 1 024-token prefill, in a verification pass of 5 queries and alone; and the
-// same bits whether its rows are contiguous or spread over blocks of a paged cache.
+//   m = max_j s_j,   l = Σ_j exp(s_j − m),   o = Σ_j exp(s_j − m) · v_j      (j in the chunk)
+//
+// and a second pass combines a row's chunks in order, rescaling each to the largest m:
+//
+//   M = max_c m_c,   w_c = exp(m_c − M) / Σ_c′ exp(m_c′ − M) · l_c′,   out = Σ_c w_c · o_c
+//
+// which is softmax(S) · V again (the same regrouping FlashAttention's online softmax and
+// "flash decoding" make), with each chunk read by one thread straight through.
+//
+// Exactness: every number a row computes — its dot products, each chunk's max, exponentials,
+// sum and weighted sum of values, and the combination of its chunks — is computed by the same
+// instructions in the same order whatever other rows share its block and whichever thread runs
+// it. The chunks sit at fixed positions, so they are the same chunks in every call. So a query
+// gets the same bits in a 1 024-token prefill, in a verification pass of 5 queries and alone;
+// and the same bits whether its rows are contiguous, spread over blocks of a paged cache, or
+// stored position-major or head-major (KvRows): only the addresses differ.
 #include "tensor/cpu_attention.hpp"
 
 //
@@ -46,6 +58,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #undef HWY_TARGET_INCLUDE
@@ -71,23 +84,23 @@ using D = hn::CappedTag<float, 8>;
 using Batch = hn::Vec<D>;
 constexpr int64_t kWidth = static_cast<int64_t>(hn::MaxLanes(D()));
 constexpr int64_t kQueryBlock = 16;  // queries per work item (× G rows)
+constexpr int64_t kKeyChunk = kAttentionKeyChunk;  // keys per chunk (a multiple of kValueBlock and kKeyTile)
 constexpr int kKeyTile = kWidth / 2;  // keys two query rows take at a time: 2 × kKeyTile sums, one register of results
 constexpr int64_t kValueBlock = 32;  // value rows every row of a work item takes before the next ones
 constexpr int kRowTile = 3;           // output rows that share each load of a value row
+static_assert(kKeyChunk % kValueBlock == 0 && kKeyChunk % kKeyTile == 0, "a chunk holds whole tiles");
 
 int64_t round_up(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
 
-// Where rows 0 … n − 1 of key/value head g lie, looked up once per work item (the KvRows
-// arithmetic), so that the loops below just index two arrays of row pointers.
-void locate_rows(const KvRows& kv, int64_t n, int64_t head_offset, std::vector<const float*>& keys,
+// Where rows first … first + n − 1 of key/value head g lie, looked up once per work item (the
+// KvRows arithmetic), so that the loops below just index two arrays of row pointers.
+void locate_rows(const KvRows& kv, int64_t first, int64_t n, int64_t g, std::vector<const float*>& keys,
                  std::vector<const float*>& values) {
   keys.resize(n);
   values.resize(n);
   for (int64_t j = 0; j < n; ++j) {
-    const int64_t block = j / kv.rows_per_block;
-    const int64_t offset = (j % kv.rows_per_block) * kv.row_stride + head_offset;
-    keys[j] = kv.key_blocks[block] + offset;
-    values[j] = kv.value_blocks[block] + offset;
+    keys[j] = kv.key(first + j, g);
+    values[j] = kv.value(first + j, g);
   }
 }
 
@@ -225,27 +238,51 @@ class LaneSumsInDouble {
   hn::Vec<DD> low_, high_;
 };
 
-// Turns one row of scores s[0 … n) into probabilities, in place:
-//   p_j = exp(s_j − max) / Σ exp(s − max)   (subtracting the max keeps exp from overflowing)
-// s has room for round_up(n, kWidth) floats: the padding is set to −inf, whose exp is 0, so
-// every step works on whole registers and the exponentials are vectorised.
-inline void softmax_row(float* s, int64_t n) {
+// One row's share of one chunk: its largest score m and l = Σ exp(s_j − m), computed in
+// double (thousands of terms of very different sizes over a long context); its o lives in the
+// item's output rows.
+struct ChunkSums {
+  float max;
+  double sum;
+};
+
+// Turns one row of scores s[0 … n) of a chunk into exp(s_j − m), in place, and returns m and
+// their sum (subtracting the max keeps exp from overflowing; the combination divides by the
+// sum). s has room for round_up(n, kWidth) floats: the padding is set to −inf, whose exp is 0,
+// so every step works on whole registers and the exponentials are vectorised.
+inline ChunkSums exp_row(float* s, int64_t n) {
   const D d;
   const int64_t padded = round_up(n, kWidth);
   std::fill(s + n, s + padded, -std::numeric_limits<float>::infinity());
   Batch max_lanes = hn::Set(d, -std::numeric_limits<float>::infinity());
   for (int64_t j = 0; j < padded; j += kWidth) max_lanes = hn::Max(max_lanes, hn::LoadU(d, s + j));
   const Batch max_score = hn::MaxOfLanes(d, max_lanes);  // in every lane
-  // The sum in double (thousands of terms of very different sizes), one running sum per lane,
-  // added up in lane order at the end.
-  LaneSumsInDouble sums;
+  LaneSumsInDouble sums;  // one running sum per lane, added up in lane order at the end
   for (int64_t j = 0; j < padded; j += kWidth) {
     const Batch e = hn::Exp(d, hn::Sub(hn::LoadU(d, s + j), max_score));
     hn::StoreU(e, d, s + j);
     sums.add(e);
   }
-  const Batch inv_sum = hn::Set(d, static_cast<float>(1.0 / sums.total()));
-  for (int64_t j = 0; j < padded; j += kWidth) hn::StoreU(hn::Mul(hn::LoadU(d, s + j), inv_sum), d, s + j);
+  return {hn::GetLane(max_score), sums.total()};
+}
+
+// out[0 … d) = Σ_c w_c · o_c over a row's chunks c = 0 … n − 1 in order (o_c: d floats, one
+// chunk's weighted sum of values), w_c = exp(m_c − M) / Σ exp(m_c′ − M) · l_c′ with M the
+// largest m_c: the softmax over all the row's keys, assembled from its chunks.
+inline void combine_chunks(const ChunkSums* sums, const float* const* o, int64_t n, int64_t d, float* out) {
+  const D df;
+  float max_score = -std::numeric_limits<float>::infinity();
+  for (int64_t c = 0; c < n; ++c) max_score = std::max(max_score, sums[c].max);
+  double total = 0.0;
+  for (int64_t c = 0; c < n; ++c) total += std::exp(static_cast<double>(sums[c].max) - max_score) * sums[c].sum;
+  std::fill_n(out, d, 0.0f);
+  for (int64_t c = 0; c < n; ++c) {
+    const float w = static_cast<float>(std::exp(static_cast<double>(sums[c].max) - max_score) / total);
+    int64_t i = 0;
+    for (; i + kWidth <= d; i += kWidth)
+      hn::StoreU(hn::MulAdd(hn::Set(df, w), hn::LoadU(df, o[c] + i), hn::LoadU(df, out + i)), df, out + i);
+    for (; i < d; ++i) out[i] += w * o[c][i];
+  }
 }
 
 }  // namespace
@@ -260,85 +297,144 @@ void Attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, i
   const float* qp = q.host<float>();
   float* op = out.host<float>();
 
+  // The work items, (query block, key/value head, chunk), and where each (block, head)'s
+  // items start: its chunks are consecutive items, in chunk order.
+  struct Item {
+    int64_t block, head, chunk;
+  };
   const int64_t n_blocks = (n_queries + kQueryBlock - 1) / kQueryBlock;
-  const int64_t n_items = n_blocks * n_kv_heads;
+  const auto block_queries = [&](int64_t block) {  // queries t0 … t1 − 1
+    return std::pair{block * kQueryBlock, std::min(n_queries, (block + 1) * kQueryBlock)};
+  };
+  // Kept from call to call by the calling thread. The passes below reach them through plain
+  // pointers: a thread_local named inside a lambda (or a reference bound to one) can be taken
+  // as the running thread's own.
+  thread_local std::vector<Item> item_list;
+  thread_local std::vector<int64_t> first_item_list;  // per (block, head)
+  thread_local std::vector<ChunkSums> chunk_sum_list;
+  thread_local std::vector<float> chunk_out_list;
+  item_list.clear();
+  first_item_list.clear();
+  for (int64_t block = 0; block < n_blocks; ++block) {
+    const int64_t n_keys = pos0 + block_queries(block).second;  // what the block's last query sees
+    for (int64_t g = 0; g < n_kv_heads; ++g) {
+      first_item_list.push_back(std::ssize(item_list));
+      for (int64_t c = 0; c * kKeyChunk < n_keys; ++c) item_list.push_back({block, g, c});
+    }
+  }
+  // Every item's results for each of its rows: m and l, and o [D].
+  const int64_t max_rows = std::min(n_queries, kQueryBlock) * group;
+  chunk_sum_list.resize(item_list.size() * max_rows);
+  chunk_out_list.resize(item_list.size() * max_rows * head_dim);
+  const Item* const items = item_list.data();
+  const int64_t* const first_item = first_item_list.data();
+  ChunkSums* const chunk_sums = chunk_sum_list.data();
+  float* const chunk_out = chunk_out_list.data();
+  const int64_t n_items = std::ssize(item_list);
+  const auto sums_of = [&](int64_t item, int64_t r) { return &chunk_sums[item * max_rows + r]; };
+  const auto out_of = [&](int64_t item, int64_t r) { return &chunk_out[(item * max_rows + r) * head_dim]; };
+
+  // Row r of Q_g in a block is query t = t0 + r / G, head h = g·G + r % G: D floats at
+  // q + t·H·D + h·D (and its output at the same place in out). Causal: it sees keys
+  // 0 … pos0 + t, n_seen(r) of them. Rows are in order of the keys they see.
+  const auto query_row = [&](int64_t t0, int64_t g, int64_t r) {
+    return (t0 + r / group) * q_stride + (g * group + r % group) * head_dim;
+  };
+  const auto n_seen = [&](int64_t t0, int64_t r) { return pos0 + t0 + r / group + 1; };
+
+  // Pass 1: each item's chunk of keys for each row of its block that sees any of them.
   parallel_for(n_items, 1, [&](int64_t first, int64_t last) {
-    // Per thread, reused from item to item: the item's rows, and its scores S, then P.
+    // Per thread, reused from item to item: the chunk's rows, and its scores S, then exp(S − m).
     thread_local std::vector<const float*> key_rows, value_rows, q_rows;
-    thread_local std::vector<float*> out_rows;
-    thread_local std::vector<int64_t> n_seen;
+    thread_local std::vector<float*> o_rows;
     thread_local std::vector<float> scores;
     for (int64_t item = first; item < last; ++item) {
-      // Largest first: the last query block sees the most keys.
-      const int64_t block = n_blocks - 1 - item / n_kv_heads;
-      const int64_t g = item % n_kv_heads;  // the key/value head
-      const int64_t t0 = block * kQueryBlock, t1 = std::min(n_queries, t0 + kQueryBlock);
-
-      // Row r of Q_g is query t = t0 + r / G, head h = g·G + r % G: D floats at q + t·H·D + h·D
-      // (and its output at the same place in out). Causal: it sees keys 0 … pos0 + t.
+      const auto [block, g, chunk] = items[item];
+      const auto [t0, t1] = block_queries(block);
       const int64_t n_rows = (t1 - t0) * group;
-      q_rows.resize(n_rows);
-      out_rows.resize(n_rows);
-      n_seen.resize(n_rows);
-      for (int64_t r = 0; r < n_rows; ++r) {
-        const int64_t t = t0 + r / group, h = g * group + r % group;
-        q_rows[r] = qp + t * q_stride + h * head_dim;
-        out_rows[r] = op + t * q_stride + h * head_dim;
-        n_seen[r] = pos0 + t + 1;
-      }
+      // The chunk: keys c0 … c1 − 1 (the last chunk ends at what the block's last query sees).
+      const int64_t c0 = chunk * kKeyChunk, c1 = std::min(pos0 + t1, c0 + kKeyChunk);
       // Key j is seen by the queries at positions ≥ j: the rows from first_row(j) on.
       const auto first_row = [&](int64_t j) { return std::max<int64_t>(0, j - pos0 - t0) * group; };
-      const int64_t n_keys = pos0 + t1;  // what the last query sees
-      locate_rows(kv, n_keys, g * head_dim, key_rows, value_rows);
-      // One register of padding per row: rows a power of two apart in memory (1 024 keys is
-      // 4 KiB) would all fall in the same few sets of the L1 cache and evict one another.
-      const int64_t row_len = round_up(n_keys, kWidth) + kWidth;
+      q_rows.resize(n_rows);
+      o_rows.resize(n_rows);
+      for (int64_t r = first_row(c0); r < n_rows; ++r) {
+        q_rows[r] = qp + query_row(t0, g, r);
+        o_rows[r] = out_of(item, r);
+      }
+      locate_rows(kv, c0, c1 - c0, g, key_rows, value_rows);  // key_rows[j − c0]: key j
+      // One register of padding per row: rows a power of two apart in memory would all fall in
+      // the same few sets of the L1 cache and evict one another.
+      const int64_t row_len = round_up(kKeyChunk, kWidth) + kWidth;
       scores.resize(n_rows * row_len);
-      const auto score_row = [&](int64_t r) { return &scores[r * row_len]; };
+      const auto score_row = [&](int64_t r) { return &scores[r * row_len]; };  // [j − c0]
 
       // 1. S = Q_g · K_gᵀ / sqrt(D), kKeyTile keys at a time: the tile's key rows are read
       //    once (from memory into cache) for every row that sees them, two rows at a time so
       //    that each load serves both. A row that sees only part of a tile (the causal
       //    diagonal) takes its keys one by one.
-      for (int64_t j0 = 0; j0 < n_keys; j0 += kKeyTile) {
-        prefetch_rows(key_rows, j0, kKeyTile, n_keys, head_dim);
+      for (int64_t j0 = c0; j0 < c1; j0 += kKeyTile) {
+        prefetch_rows(key_rows, j0 - c0, kKeyTile, c1 - c0, head_dim);
+        const float* const* tile = &key_rows[j0 - c0];
         // Rows see more keys as r grows: first the diagonal's rows, which see part of the
         // tile, then rows that see all of it.
         int64_t r = first_row(j0);
-        for (; r < n_rows && n_seen[r] - j0 < kKeyTile; ++r)
-          for (int64_t j = j0; j < n_seen[r]; ++j)
-            dot_keys<1, 1>(&q_rows[r], &key_rows[j], head_dim, scale, score_row(r) + j, 0);
-        for (; r + 2 <= n_rows; r += 2)
-          dot_keys<2, kKeyTile>(&q_rows[r], &key_rows[j0], head_dim, scale, score_row(r) + j0, row_len);
-        if (r < n_rows) dot_keys<1, kKeyTile>(&q_rows[r], &key_rows[j0], head_dim, scale, score_row(r) + j0, 0);
+        for (; r < n_rows && n_seen(t0, r) - j0 < kKeyTile; ++r)
+          for (int64_t j = j0; j < n_seen(t0, r); ++j)
+            dot_keys<1, 1>(&q_rows[r], &key_rows[j - c0], head_dim, scale, score_row(r) + j - c0, 0);
+        for (; r + 2 <= n_rows; r += 2) dot_keys<2, kKeyTile>(&q_rows[r], tile, head_dim, scale, score_row(r) + j0 - c0, row_len);
+        if (r < n_rows) dot_keys<1, kKeyTile>(&q_rows[r], tile, head_dim, scale, score_row(r) + j0 - c0, 0);
       }
 
-      // 2. P = softmax(S), row by row, over the keys each row sees.
-      for (int64_t r = 0; r < n_rows; ++r) softmax_row(score_row(r), n_seen[r]);
+      // 2. exp(S − m), row by row, over the chunk's keys each row sees.
+      const auto seen_from = [&](int64_t r, int64_t j0, int64_t j1) {  // of keys j0 … j1 − 1
+        return std::clamp<int64_t>(n_seen(t0, r) - j0, 0, j1 - j0);
+      };
+      for (int64_t r = first_row(c0); r < n_rows; ++r) *sums_of(item, r) = exp_row(score_row(r), seen_from(r, c0, c1));
 
-      // 3. O = P · V_g, kValueBlock value rows at a time (they stay in the L1 cache while every
-      //    row that sees them goes by), kRowTile rows at a time (each load of a value row serves
-      //    them all). Rows are in order of the keys they see, so a tile's first row sees the
-      //    fewest: the tile takes those keys together, and each later row adds the rest alone.
-      for (int64_t r = 0; r < n_rows; ++r) std::fill_n(out_rows[r], head_dim, 0.0f);
-      for (int64_t j0 = 0; j0 < n_keys; j0 += kValueBlock) {
-        prefetch_rows(value_rows, j0, kValueBlock, n_keys, head_dim);
-        const int64_t j1 = std::min(n_keys, j0 + kValueBlock);
-        const auto seen_here = [&](int64_t r) { return std::clamp<int64_t>(n_seen[r] - j0, 0, j1 - j0); };
+      // 3. o = exp(S − m) · V_g, kValueBlock value rows at a time (they stay in the L1 cache
+      //    while every row that sees them goes by), kRowTile rows at a time (each load of a
+      //    value row serves them all). A tile's first row sees the fewest keys: the tile takes
+      //    those keys together, and each later row adds the rest alone.
+      for (int64_t r = first_row(c0); r < n_rows; ++r) std::fill_n(o_rows[r], head_dim, 0.0f);
+      for (int64_t j0 = c0; j0 < c1; j0 += kValueBlock) {
+        prefetch_rows(value_rows, j0 - c0, kValueBlock, c1 - c0, head_dim);
+        const int64_t j1 = std::min(c1, j0 + kValueBlock);
+        const float* const* values = &value_rows[j0 - c0];
         // Row r alone, the block's keys from j0 + from on that it sees.
         const auto add_alone = [&](int64_t r, int64_t from) {
-          const float* p = score_row(r) + j0 + from;
-          add_values<1>(&out_rows[r], &p, &value_rows[j0 + from], seen_here(r) - from, head_dim);
+          const float* p = score_row(r) + j0 - c0 + from;
+          add_values<1>(&o_rows[r], &p, values + from, seen_from(r, j0, j1) - from, head_dim);
         };
         int64_t r = first_row(j0);
         for (; r + kRowTile <= n_rows; r += kRowTile) {
           const float* p[kRowTile];
-          for (int i = 0; i < kRowTile; ++i) p[i] = score_row(r + i) + j0;
-          const int64_t together = seen_here(r);
-          add_values<kRowTile>(&out_rows[r], p, &value_rows[j0], together, head_dim);
+          for (int i = 0; i < kRowTile; ++i) p[i] = score_row(r + i) + j0 - c0;
+          const int64_t together = seen_from(r, j0, j1);
+          add_values<kRowTile>(&o_rows[r], p, values, together, head_dim);
           for (int i = 1; i < kRowTile; ++i) add_alone(r + i, together);
         }
         for (; r < n_rows; ++r) add_alone(r, 0);
+      }
+    }
+  });
+
+  // Pass 2: each row's chunks combined, in chunk order, into its output.
+  parallel_for(n_blocks * n_kv_heads, 1, [&](int64_t first, int64_t last) {
+    thread_local std::vector<ChunkSums> sums;
+    thread_local std::vector<const float*> parts;
+    for (int64_t bg = first; bg < last; ++bg) {
+      const int64_t block = bg / n_kv_heads, g = bg % n_kv_heads;
+      const int64_t t0 = block_queries(block).first, n_rows = (block_queries(block).second - t0) * group;
+      for (int64_t r = 0; r < n_rows; ++r) {
+        const int64_t n_chunks = (n_seen(t0, r) + kKeyChunk - 1) / kKeyChunk;
+        sums.resize(n_chunks);
+        parts.resize(n_chunks);
+        for (int64_t c = 0; c < n_chunks; ++c) {
+          sums[c] = *sums_of(first_item[bg] + c, r);
+          parts[c] = out_of(first_item[bg] + c, r);
+        }
+        combine_chunks(sums.data(), parts.data(), n_chunks, head_dim, op + query_row(t0, g, r));
       }
     }
   });
@@ -354,15 +450,28 @@ HWY_EXPORT(Attention);
 
 void attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, int64_t pos0, Tensor& out) {
   // Chapter 05's paged cache calls this entry point directly: it follows the backend choice too.
+  if (kv.rows_per_block <= 0 || kv.row_stride <= 0 || kv.head_stride < 0 || (n_kv_heads > 1 && kv.head_stride == 0))
+    throw std::invalid_argument("cpu::attention: KvRows without rows_per_block, row_stride and head_stride");
   if (cpu_backend() == CpuBackend::reference) return reference::attention(q, kv, n_heads, n_kv_heads, pos0, out);
   simd::init();
   HWY_DYNAMIC_DISPATCH(Attention)(q, kv, n_heads, n_kv_heads, pos0, out);
 }
 
+KvRows contiguous_rows(const Tensor& k, const Tensor& v, int n_kv_heads, std::array<const float*, 2>& blocks) {
+  blocks = {k.host<float>(), v.host<float>()};
+  const std::span<const float* const> keys(&blocks[0], 1), values(&blocks[1], 1);
+  if (k.rank() == 3) {  // head-major [H_kv, S, D]
+    const int64_t S = k.dim(1), D = k.dim(2);
+    return KvRows{keys, values, std::max<int64_t>(1, S), D, S * D};
+  }
+  const int64_t width = k.dim(1);  // position-major [S, H_kv·D]
+  return KvRows{keys, values, std::max<int64_t>(1, k.dim(0)), width, width / n_kv_heads};
+}
+
 void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, int n_kv_heads, int64_t pos0,
                Tensor& out) {
-  const std::array<const float*, 1> keys{k.host<float>()}, values{v.host<float>()};
-  attention(q, KvRows{keys, values, std::max<int64_t>(1, k.dim(0)), k.dim(1)}, n_heads, n_kv_heads, pos0, out);
+  std::array<const float*, 2> blocks;
+  attention(q, contiguous_rows(k, v, n_kv_heads, blocks), n_heads, n_kv_heads, pos0, out);
 }
 
 }  // namespace infer::cpu

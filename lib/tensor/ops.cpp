@@ -124,17 +124,20 @@ void add_inplace(Tensor& x, const Tensor& y) {
 void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, int n_kv_heads,
                int64_t pos0, Tensor& out) {
   expect_rank("attention", "q", q, 2);
-  expect_rank("attention", "k", k, 2);
+  if (k.rank() != 2 && k.rank() != 3)
+    fail("attention", fmt::format("k is {}: not [S, H_kv·D] or [H_kv, S, D]", shape_string(k.shape())));
   if (n_heads <= 0 || n_kv_heads <= 0 || n_heads % n_kv_heads != 0 || q.dim(1) % n_heads != 0)
     fail("attention", fmt::format("{} query heads cannot share {} key/value heads", n_heads, n_kv_heads));
   const int64_t t = q.dim(0), head_dim = q.dim(1) / n_heads;
-  if (k.dim(1) != n_kv_heads * head_dim)
-    fail("attention", fmt::format("k width {} is not {} heads × {}", k.dim(1), n_kv_heads, head_dim));
+  const bool head_major = k.rank() == 3;
+  if (head_major ? k.dim(0) != n_kv_heads || k.dim(2) != head_dim : k.dim(1) != n_kv_heads * head_dim)
+    fail("attention", fmt::format("k {} is not {} heads × {}", shape_string(k.shape()), n_kv_heads, head_dim));
   expect_shape("attention", "v", v, k.shape());
   expect_shape("attention", "out", out, q.shape());
-  if (pos0 < 0 || pos0 + t > k.dim(0))
+  const int64_t n_keys = head_major ? k.dim(1) : k.dim(0);
+  if (pos0 < 0 || pos0 + t > n_keys)
     fail("attention", fmt::format("queries at positions {}…{} need {} keys, have {}", pos0,
-                                  pos0 + t - 1, pos0 + t, k.dim(0)));
+                                  pos0 + t - 1, pos0 + t, n_keys));
   const Device& dev = same_device("attention", q, k, v, out);
   if (!dev.is_cpu()) cuda::attention(q, k, v, n_heads, n_kv_heads, pos0, out);
   else if (plain()) reference::attention(q, k, v, n_heads, n_kv_heads, pos0, out);

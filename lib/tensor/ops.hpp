@@ -77,7 +77,7 @@ void silu_mul(const Tensor& gate, const Tensor& up, Tensor& out);
 void add_inplace(Tensor& x, const Tensor& y);
 
 // Causal attention of T queries over S keys/values of one sequence.
-//   q[T, H·D], k[S, H_kv·D], v[S, H_kv·D] → out[T, H·D]
+//   q[T, H·D], k and v [S, H_kv·D] (position-major) or [H_kv, S, D] (head-major) → out[T, H·D]
 // Query t sits at position pos0 + t and sees keys 0 … pos0 + t (keys past that are ignored).
 // Query head h reads key/value head h / (H / H_kv): grouped-query attention without copying.
 void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, int n_kv_heads,

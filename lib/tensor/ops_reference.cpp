@@ -15,6 +15,7 @@
 #include "tensor/ops_reference.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -85,7 +86,7 @@ void rope(Tensor& x, int n_heads, std::span<const int32_t> positions, float thet
 }
 
 // Causal grouped-query attention of T queries q[T, H·D] over the key and value rows kv locates
-// (row j: position j, H_kv·D floats) → out[T, H·D]. Query t sits at position pos0 + t and sees
+// (row j of head g: D floats at kv.key(j, g), kv.value(j, g)) → out[T, H·D]. Query t sits at position pos0 + t and sees
 // rows 0 … pos0 + t (causal: never a later token). Query head h reads key/value head
 // h / (H / H_kv): H / H_kv query heads share one stored head (grouped-query attention).
 // For each query and head:
@@ -96,14 +97,6 @@ void rope(Tensor& x, int n_heads, std::span<const int32_t> positions, float thet
 void attention(const Tensor& q, const cpu::KvRows& kv, int n_heads, int n_kv_heads, int64_t pos0, Tensor& out) {
   const int64_t T = q.dim(0), D = q.dim(1) / n_heads, group = n_heads / n_kv_heads;
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
-  // Key and value row j: the block it is in, then its place in the block (one block of S rows
-  // for a contiguous cache, chapter 05's block table for a paged one).
-  const auto key_row = [&](int64_t j) {
-    return kv.key_blocks[j / kv.rows_per_block] + (j % kv.rows_per_block) * kv.row_stride;
-  };
-  const auto value_row = [&](int64_t j) {
-    return kv.value_blocks[j / kv.rows_per_block] + (j % kv.rows_per_block) * kv.row_stride;
-  };
   std::vector<double> p;         // [n]: the scores, then the weights, of the keys one query sees
   std::vector<double> mixed(D);  // [D]: Σ p_j · v_j
   for (int64_t t = 0; t < T; ++t)
@@ -112,7 +105,7 @@ void attention(const Tensor& q, const cpu::KvRows& kv, int n_heads, int n_kv_hea
       const int64_t g = h / group;              // the key/value head this query head reads
       const int64_t n = pos0 + t + 1;           // keys seen: positions 0 … pos0 + t
       p.resize(n);
-      for (int64_t j = 0; j < n; ++j) p[j] = dot(qh, key_row(j) + g * D, D) * scale;
+      for (int64_t j = 0; j < n; ++j) p[j] = dot(qh, kv.key(j, g), D) * scale;
       const double max_score = *std::max_element(p.begin(), p.end());
       double sum = 0.0;
       for (int64_t j = 0; j < n; ++j) {
@@ -122,7 +115,7 @@ void attention(const Tensor& q, const cpu::KvRows& kv, int n_heads, int n_kv_hea
       for (int64_t j = 0; j < n; ++j) p[j] /= sum;
       std::fill(mixed.begin(), mixed.end(), 0.0);
       for (int64_t j = 0; j < n; ++j) {
-        const float* vj = value_row(j) + g * D;
+        const float* vj = kv.value(j, g);  // the block it is in, then its place there (KvRows)
         for (int64_t i = 0; i < D; ++i) mixed[i] += p[j] * vj[i];
       }
       float* oh = out.host<float>() + t * n_heads * D + h * D;
@@ -130,13 +123,11 @@ void attention(const Tensor& q, const cpu::KvRows& kv, int n_heads, int n_kv_hea
     }
 }
 
-// The same over contiguous k, v [S, H_kv·D]: one block of S rows.
+// The same over contiguous k, v: [S, H_kv·D] or [H_kv, S, D], one block of S rows.
 void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, int n_kv_heads, int64_t pos0,
                Tensor& out) {
-  const float* key_block[] = {k.host<float>()};
-  const float* value_block[] = {v.host<float>()};
-  reference::attention(q, cpu::KvRows{key_block, value_block, std::max<int64_t>(1, k.dim(0)), k.dim(1)}, n_heads,
-                       n_kv_heads, pos0, out);
+  std::array<const float*, 2> blocks;
+  reference::attention(q, cpu::contiguous_rows(k, v, n_kv_heads, blocks), n_heads, n_kv_heads, pos0, out);
 }
 
 // out[N, F] = silu(gate) · up, silu(g) = g / (1 + e^−g): the SwiGLU MLP's gate, a smooth ReLU

@@ -17,13 +17,13 @@
 #include <algorithm>
 #include <functional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "app/cli.hpp"
 #include "03_gqa/grouped_kv_cache.hpp"
+#include "03_gqa/tables/timed_store.hpp"
 #include "cached_generate.hpp"
 #include "forward_cost.hpp"
 #include "kv_cache.hpp"
@@ -54,26 +54,6 @@ std::vector<int32_t> filler(const Tokenizer& tokenizer, int64_t n) {
 }
 
 std::string verdict(bool met) { return met ? "met" : "NOT met"; }
-
-// A KvStore that passes every call to another and adds up the seconds spent in them: the time
-// attention takes inside a real forward pass (writing the step's k, v rows into the cache, then
-// ops::attention over it), measured where it runs — not estimated from a separate call on
-// made-up shapes. The stopwatch's own cost (a clock read before and after each of the 30
-// layers' calls) is well under a microsecond per call.
-class TimedStore : public KvStore {
- public:
-  explicit TimedStore(KvStore& inner) : inner_(inner) {}
-  void attend(int layer, int64_t pos0, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {
-    Stopwatch clock;
-    inner_.attend(layer, pos0, q, k, v, out);
-    seconds_ += clock.seconds();
-  }
-  double take_seconds() { return std::exchange(seconds_, 0.0); }
-
- private:
-  KvStore& inner_;
-  double seconds_ = 0.0;
-};
 
 // Runs `pass` `repeats` times (after one warm-up) and returns the median pass time and the
 // median share of it spent in `store`'s attention, each share taken within one pass.

@@ -49,15 +49,16 @@ struct Seq {
   std::vector<float> written;
 };
 
-// Writes value `x` for position p into element 0 of its key row in layer 1.
+// Writes value `x` for position p into element 0 of its key row of head 0 in layer 1 (a block is
+// [H_kv, B, D]: head 0's rows come first, D floats apart).
 void write_position(BlockPool& pool, const BlockTable& t, int64_t p, float x) {
-  Tensor rows = pool.keys(1, t.physical_block(p));
-  rows.host<float>()[(p % t.block_size()) * rows.dim(1)] = x;
+  Tensor block = pool.keys(1, t.physical_block(p));
+  block.host<float>()[(p % t.block_size()) * block.dim(2)] = x;
 }
 
 float read_position(const BlockPool& pool, const BlockTable& t, int64_t p) {
-  const float* rows = pool.key_data(1, t.physical_block(p));
-  return rows[(p % t.block_size()) * pool.keys(1, 0).dim(1)];
+  const float* block = pool.key_data(1, t.physical_block(p));
+  return block[(p % t.block_size()) * pool.keys(1, 0).dim(2)];
 }
 
 void check_all(const BlockPool& pool, const std::vector<Seq>& seqs) {

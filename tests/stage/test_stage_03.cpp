@@ -4,9 +4,11 @@
 // pooling key/value heads, and the text evaluation it is measured with.
 //
 // Tests tagged [text] read data/text/web.txt (CTest runs data/fetch_eval_text.sh first).
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -68,6 +70,30 @@ TEST_CASE("GroupedKvCache generates the same tokens and logits as chapter 02's K
     // same order whether a head sits once in the grouped layout or is repeated in chapter 02's,
     // so on the CPU backend the logits agree bit for bit.
     CHECK(bitwise);
+  }
+}
+
+TEST_CASE("GroupedKvCache gives the same logits stored head by head as position by position", "[stage][stage03][reference]") {
+  // Table 10's two layouts: [H_kv, capacity, D] (the default) and [capacity, H_kv·D]. A prefill
+  // of 300 positions crosses the attention kernel's chunks of 256, then 8 decode steps.
+  REQUIRE_MODEL(m);
+  const LlamaConfig& c = m->model.config();
+  std::vector<int32_t> ids;
+  while (std::ssize(ids) < 300)
+    for (const int32_t id : m->tokenizer.encode(kPrompts[1])) ids.push_back(id);
+  ids.resize(300);
+  GroupedKvCache by_head(c, 310), by_position(c, 310, Device::cpu(), KvLayout::position_major);
+  REQUIRE(by_head.layout() == KvLayout::head_major);
+  CHECK(by_head.bytes() == by_position.bytes());
+  std::vector<int32_t> next = ids;
+  for (int step = 0; step < 9; ++step) {
+    INFO("step " << step);
+    const std::span<const int32_t> feed = step == 0 ? std::span<const int32_t>(ids) : std::span<const int32_t>(&next.back(), 1);
+    const int64_t pos0 = step == 0 ? 0 : std::ssize(next) - 1;
+    const std::vector<float> a = m->model.forward(feed, pos0, by_head).to_vector();
+    const std::vector<float> b = m->model.forward(feed, pos0, by_position).to_vector();
+    REQUIRE(a == b);  // bit for bit: the same numbers at other addresses
+    next.push_back(static_cast<int32_t>(std::max_element(a.begin(), a.end()) - a.begin()));
   }
 }
 

@@ -369,7 +369,7 @@ TEST_CASE("attention over rows in blocks: the reference gives the bits of contig
       key_blocks.push_back(kd);
       value_blocks.push_back(vd);
     }
-    const cpu::KvRows rows{key_blocks, value_blocks, B, width};
+    const cpu::KvRows rows{key_blocks, value_blocks, B, width, D};
     Tensor paged_ref({T, H * D}), paged_fast({T, H * D}), entry({T, H * D});
     reference::attention(q, rows, H, Hkv, pos0, paged_ref);
     CHECK(same_bits(paged_ref, contiguous));

@@ -101,6 +101,42 @@ TEST_CASE("attention through a block table gives the bits of contiguous rows", "
   }
   Tensor contiguous({T, H * D}), paged({T, H * D});
   ops::attention(q, k, v, H, Hkv, pos0, contiguous);
-  cpu::attention(q, cpu::KvRows{key_blocks, value_blocks, B, width}, H, Hkv, pos0, paged);
+  cpu::attention(q, cpu::KvRows{key_blocks, value_blocks, B, width, D}, H, Hkv, pos0, paged);
   REQUIRE(same_bits(contiguous.host<float>(), paged.host<float>(), T * H * D));
+}
+
+TEST_CASE("attention over many chunks of keys gives a query the same bits alone as among many", "[ops]") {
+  // 40 queries after 700 cached positions: their keys cross the kernel's chunk boundaries (every
+  // 256 positions), so each query's softmax is assembled from three chunks, and a decode step
+  // splits its keys among the threads by chunk. A prefill from position 0 covers the diagonal.
+  const int H = 9, Hkv = 3, D = 64;
+  for (const int64_t pos0 : {int64_t{700}, int64_t{0}}) {
+    const int64_t T = pos0 == 0 ? 530 : 40, S = pos0 + T;
+    const Tensor q = random_tensor({T, H * D}, 11), k = random_tensor({S, Hkv * D}, 12), v = random_tensor({S, Hkv * D}, 13);
+    Tensor all({T, H * D}), one({1, H * D});
+    ops::attention(q, k, v, H, Hkv, pos0, all);
+    for (int64_t t = 0; t < T; t += pos0 == 0 ? 37 : 1) {
+      ops::attention(q.row(t), k, v, H, Hkv, pos0 + t, one);
+      INFO("pos0 " << pos0 << ", query " << t);
+      REQUIRE(same_bits(all.host<float>() + t * H * D, one.host<float>(), H * D));
+    }
+  }
+}
+
+TEST_CASE("attention gives the same bits over keys stored head-major as position-major", "[ops]") {
+  // Chapter 03's two layouts of the same cache: [S, H_kv·D] (a row per position) and
+  // [H_kv, S, D] (a stream per head). The kernel reads the same numbers at other addresses.
+  const int H = 9, Hkv = 3, D = 64;
+  const int64_t pos0 = 300, T = 20, S = pos0 + T + 5;  // capacity past the last query: never read
+  const Tensor q = random_tensor({T, H * D}, 14), k = random_tensor({S, Hkv * D}, 15), v = random_tensor({S, Hkv * D}, 16);
+  Tensor k_heads({Hkv, S, D}), v_heads({Hkv, S, D});
+  for (int64_t j = 0; j < S; ++j)
+    for (int g = 0; g < Hkv; ++g) {
+      std::memcpy(k_heads.host<float>() + (g * S + j) * D, k.host<float>() + j * Hkv * D + g * D, D * sizeof(float));
+      std::memcpy(v_heads.host<float>() + (g * S + j) * D, v.host<float>() + j * Hkv * D + g * D, D * sizeof(float));
+    }
+  Tensor by_position({T, H * D}), by_head({T, H * D});
+  ops::attention(q, k, v, H, Hkv, pos0, by_position);
+  ops::attention(q, k_heads, v_heads, H, Hkv, pos0, by_head);
+  REQUIRE(same_bits(by_position.host<float>(), by_head.host<float>(), T * H * D));
 }

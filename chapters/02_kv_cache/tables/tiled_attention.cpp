@@ -13,6 +13,7 @@
 #include "measure/timing.hpp"
 #include "memory_tables.hpp"
 #include "study_caches.hpp"
+#include "tensor/cpu_attention.hpp"  // kAttentionKeyChunk
 #include "tensor/ops.hpp"
 #include "tensor/thread_pool.hpp"
 
@@ -452,8 +453,9 @@ void split_decode_table(const Context& cx) {
   t.add_note(fmt::format("so the most splitting can gain here is {} ÷ {} = {} (a GPU with a hundred multiprocessors and one query has far more to gain).",
                          rounds, fmt::format("{:.2f}", static_cast<double>(H_kv) / threads),
                          cell::times(static_cast<double>(rounds) * threads / H_kv)));
-  t.add_note(fmt::format("ops::attention (lib's kernel) runs one item per key/value head, {} whatever n is. Times: medians of rounds that run every", H_kv));
-  t.add_note("column of an n in turn.");
+  t.add_note(fmt::format("ops::attention (lib's kernel) splits the same way, at fixed chunks of {} positions: {} × ⌈n / {}⌉ items. Times: medians",
+                         cpu::kAttentionKeyChunk, H_kv, cpu::kAttentionKeyChunk));
+  t.add_note("of rounds that run every column of an n in turn.");
   cx.emit(t);
 }
 

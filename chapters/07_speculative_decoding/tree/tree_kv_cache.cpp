@@ -71,7 +71,7 @@ void TreeKvCache::attend_tree(int layer, int64_t pos0, const Tensor& q, Tensor& 
     }
     // One row per block: the kernel reads row s of the list at key_rows[s]. Causal at the last
     // row of the list, position base + depth(node): the query sees the whole list.
-    const cpu::KvRows rows{key_rows, value_rows, /*rows_per_block=*/1, width};
+    const cpu::KvRows rows{key_rows, value_rows, /*rows_per_block=*/1, width, /*head_stride=*/width / n_kv_heads_};
     Tensor out_row = out.rows(t, 1);
     cpu::attention(q.rows(t, 1), rows, n_heads_, n_kv_heads_, std::ssize(key_rows) - 1, out_row);
   }

@@ -1,4 +1,4 @@
-// Causal attention on the GPU: q[T, H·D], k/v[S, H_kv·D] → out[T, H·D].
+// Causal attention on the GPU: q[T, H·D], k/v [S, H_kv·D] or [H_kv, S, D] → out[T, H·D].
 //
 // The same computation as ops_cpu.cpp, one (query, head) pair at a time:
 //   scores_j = q·k_j / sqrt(D)       for the keys j = 0 … pos0 + t the query may see
@@ -43,7 +43,8 @@ struct AttentionArgs {
   int head_dim;      // D
   int group;         // query heads per key/value head: H / H_kv
   int64_t q_stride;  // H·D: floats between consecutive queries (and outputs)
-  int64_t kv_stride; // H_kv·D: floats between consecutive keys (and values)
+  int64_t row_stride;   // floats from key (and value) j to j + 1: H_kv·D position-major, D head-major
+  int64_t head_stride;  // floats from key/value head g to g + 1: D position-major, S·D head-major
   int64_t pos0;      // position of query 0
   int64_t t0;        // first query of this launch (long prefills run in chunks)
   float scale;       // 1 / sqrt(D)
@@ -67,7 +68,7 @@ __global__ void attention_kernel(AttentionArgs a) {
                       ? a.scores_global + (static_cast<int64_t>(blockIdx.y) * gridDim.x + h) * a.scores_stride
                       : partial + partial_size;
 
-  const int64_t kv_offset = static_cast<int64_t>(h / a.group) * D;  // the shared key/value head
+  const int64_t kv_offset = static_cast<int64_t>(h / a.group) * a.head_stride;  // the shared key/value head
   const float* qh = a.q + t * a.q_stride + static_cast<int64_t>(h) * D;
   for (int i = threadIdx.x; i < D; i += kThreads) q_s[i] = qh[i];
   __syncthreads();
@@ -76,7 +77,7 @@ __global__ void attention_kernel(AttentionArgs a) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   float local_max = -INFINITY;
   for (int64_t j = warp; j < n_keys; j += kWarps) {
-    const float* kj = a.k + j * a.kv_stride + kv_offset;
+    const float* kj = a.k + j * a.row_stride + kv_offset;
     float dot = 0.0f;
     for (int i = lane; i < D; i += 32) dot += q_s[i] * kj[i];
     dot = detail::warp_sum(dot);  // every lane now holds the whole dot product
@@ -102,7 +103,7 @@ __global__ void attention_kernel(AttentionArgs a) {
     const int slice = item / D, i = item % D;
     float acc = 0.0f;
     for (int64_t j = slice; j < n_keys; j += slices)
-      acc += (scores[j] * inv_sum) * a.v[j * a.kv_stride + kv_offset + i];
+      acc += (scores[j] * inv_sum) * a.v[j * a.row_stride + kv_offset + i];
     partial[item] = acc;
   }
   __syncthreads();
@@ -133,7 +134,9 @@ void attention(const Tensor& q, const Tensor& k, const Tensor& v, int n_heads, i
   a.head_dim = head_dim;
   a.group = n_heads / n_kv_heads;
   a.q_stride = q.dim(1);
-  a.kv_stride = k.dim(1);
+  const bool head_major = k.rank() == 3;  // [H_kv, S, D], else [S, H_kv·D]
+  a.row_stride = head_major ? head_dim : k.dim(1);
+  a.head_stride = head_major ? k.dim(1) * head_dim : head_dim;
   a.pos0 = pos0;
   a.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
 
