@@ -26,7 +26,8 @@
 //
 //   m = max_j s_j,   l = Σ_j exp(s_j − m),   o = Σ_j exp(s_j − m) · v_j      (j in the chunk)
 //
-// and a second pass combines a row's chunks in order, rescaling each to the largest m:
+// and once all of a row's chunks are done, they are combined in order, rescaling each to the
+// largest m:
 //
 //   M = max_c m_c,   w_c = exp(m_c − M) / Σ_c′ exp(m_c′ − M) · l_c′,   out = Σ_c w_c · o_c
 //
@@ -56,6 +57,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -306,7 +308,7 @@ void Attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, i
   const auto block_queries = [&](int64_t block) {  // queries t0 … t1 − 1
     return std::pair{block * kQueryBlock, std::min(n_queries, (block + 1) * kQueryBlock)};
   };
-  // Kept from call to call by the calling thread. The passes below reach them through plain
+  // Kept from call to call by the calling thread. The threads below reach them through plain
   // pointers: a thread_local named inside a lambda (or a reference bound to one) can be taken
   // as the running thread's own.
   thread_local std::vector<Item> item_list;
@@ -342,7 +344,34 @@ void Attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, i
   };
   const auto n_seen = [&](int64_t t0, int64_t r) { return pos0 + t0 + r / group + 1; };
 
-  // Pass 1: each item's chunk of keys for each row of its block that sees any of them.
+  // The second step: each row of (block, head) bg gets its chunks combined, in chunk order, into
+  // its output. Whichever thread finishes the last of bg's chunks runs it: a countdown per
+  // (block, head), so that a decode step needs no second round of the threads. (The countdown's
+  // acquire-release makes the other threads' chunks visible to the thread that combines them.)
+  std::vector<std::atomic<int64_t>> chunks_left(first_item_list.size());
+  for (std::size_t bg = 0; bg < chunks_left.size(); ++bg) {
+    const int64_t end = bg + 1 < first_item_list.size() ? first_item[bg + 1] : n_items;
+    chunks_left[bg].store(end - first_item[bg], std::memory_order_relaxed);
+  }
+  const auto combine = [&](int64_t bg) {
+    thread_local std::vector<ChunkSums> sums;
+    thread_local std::vector<const float*> parts;
+    const int64_t block = bg / n_kv_heads, g = bg % n_kv_heads;
+    const int64_t t0 = block_queries(block).first, n_rows = (block_queries(block).second - t0) * group;
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const int64_t n_chunks = (n_seen(t0, r) + kKeyChunk - 1) / kKeyChunk;
+      sums.resize(n_chunks);
+      parts.resize(n_chunks);
+      for (int64_t c = 0; c < n_chunks; ++c) {
+        sums[c] = *sums_of(first_item[bg] + c, r);
+        parts[c] = out_of(first_item[bg] + c, r);
+      }
+      combine_chunks(sums.data(), parts.data(), n_chunks, head_dim, op + query_row(t0, g, r));
+    }
+  };
+
+  // Each item's chunk of keys for each row of its block that sees any of them; then, if it was
+  // its (block, head)'s last chunk to finish, the combination.
   parallel_for(n_items, 1, [&](int64_t first, int64_t last) {
     // Per thread, reused from item to item: the chunk's rows, and its scores S, then exp(S − m).
     thread_local std::vector<const float*> key_rows, value_rows, q_rows;
@@ -416,28 +445,11 @@ void Attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, i
         }
         for (; r < n_rows; ++r) add_alone(r, 0);
       }
+      const int64_t bg = block * n_kv_heads + g;
+      if (chunks_left[bg].fetch_sub(1, std::memory_order_acq_rel) == 1) combine(bg);
     }
   });
 
-  // Pass 2: each row's chunks combined, in chunk order, into its output.
-  parallel_for(n_blocks * n_kv_heads, 1, [&](int64_t first, int64_t last) {
-    thread_local std::vector<ChunkSums> sums;
-    thread_local std::vector<const float*> parts;
-    for (int64_t bg = first; bg < last; ++bg) {
-      const int64_t block = bg / n_kv_heads, g = bg % n_kv_heads;
-      const int64_t t0 = block_queries(block).first, n_rows = (block_queries(block).second - t0) * group;
-      for (int64_t r = 0; r < n_rows; ++r) {
-        const int64_t n_chunks = (n_seen(t0, r) + kKeyChunk - 1) / kKeyChunk;
-        sums.resize(n_chunks);
-        parts.resize(n_chunks);
-        for (int64_t c = 0; c < n_chunks; ++c) {
-          sums[c] = *sums_of(first_item[bg] + c, r);
-          parts[c] = out_of(first_item[bg] + c, r);
-        }
-        combine_chunks(sums.data(), parts.data(), n_chunks, head_dim, op + query_row(t0, g, r));
-      }
-    }
-  });
 }
 
 }  // namespace infer::cpu::HWY_NAMESPACE
