@@ -29,7 +29,7 @@
 // and once all of a row's chunks are done, they are combined in order, rescaling each to the
 // largest m:
 //
-//   M = max_c m_c,   w_c = exp(m_c − M) / Σ_c′ exp(m_c′ − M) · l_c′,   out = Σ_c w_c · o_c
+//   M = max_c m_c,   L = Σ_c exp(m_c − M) · l_c,   out = Σ_c (exp(m_c − M) / L) · o_c
 //
 // which is softmax(S) · V again (the same regrouping FlashAttention's online softmax and
 // "flash decoding" make), with each chunk read by one thread straight through.
@@ -269,8 +269,8 @@ inline ChunkSums exp_row(float* s, int64_t n) {
 }
 
 // out[0 … d) = Σ_c w_c · o_c over a row's chunks c = 0 … n − 1 in order (o_c: d floats, one
-// chunk's weighted sum of values), w_c = exp(m_c − M) / Σ exp(m_c′ − M) · l_c′ with M the
-// largest m_c: the softmax over all the row's keys, assembled from its chunks.
+// chunk's weighted sum of values), w_c = exp(m_c − M) / L with M the largest m_c and
+// L = Σ exp(m_c − M) · l_c: the softmax over all the row's keys, assembled from its chunks.
 inline void combine_chunks(const ChunkSums* sums, const float* const* o, int64_t n, int64_t d, float* out) {
   const D df;
   float max_score = -std::numeric_limits<float>::infinity();
@@ -378,8 +378,10 @@ void Attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, i
     thread_local std::vector<float*> o_rows;
     thread_local std::vector<float> scores;
     for (int64_t item = first; item < last; ++item) {
-      const auto [block, g, chunk] = items[item];
-      const auto [t0, t1] = block_queries(block);
+      // (Plain variables, not structured bindings: the lambdas below use them, and clang before
+      // 16 cannot capture a binding.)
+      const int64_t block = items[item].block, g = items[item].head, chunk = items[item].chunk;
+      const int64_t t0 = block_queries(block).first, t1 = block_queries(block).second;
       const int64_t n_rows = (t1 - t0) * group;
       // The chunk: keys c0 … c1 − 1 (the last chunk ends at what the block's last query sees).
       const int64_t c0 = chunk * kKeyChunk, c1 = std::min(pos0 + t1, c0 + kKeyChunk);
