@@ -86,9 +86,10 @@ void rope(Tensor& x, int n_heads, std::span<const int32_t> positions, float thet
 }
 
 // Causal grouped-query attention of T queries q[T, H·D] over the key and value rows kv locates
-// (row j of head g: D floats at kv.key(j, g), kv.value(j, g)) → out[T, H·D]. Query t sits at position pos0 + t and sees
-// rows 0 … pos0 + t (causal: never a later token). Query head h reads key/value head
-// h / (H / H_kv): H / H_kv query heads share one stored head (grouped-query attention).
+// (row j of head g: D floats at kv.key(j, g), kv.value(j, g)) → out[T, H·D]. Query t sits at
+// position pos0 + t and sees rows 0 … pos0 + t (causal: never a later token). Query head h reads
+// key/value head h / (H / H_kv): H / H_kv query heads share one stored head (grouped-query
+// attention).
 // For each query and head:
 //   s_j = q · k_j / sqrt(D)                    how well key j matches the query
 //   p_j = exp(s_j − max s) / Σ exp(s − max s)  softmax: weights ≥ 0 that sum to 1

@@ -72,8 +72,9 @@ void cache_layout_table(const Llama& model, const CommonOptions& o, const std::v
                           machine_line(sweep.bandwidth)),
               {"positions read", "cache layout", "K/V cache read", "step (ms)", "attention (ms)", "rest (ms)",
                "attention's share", "cache read (GB/s)", "of read bandwidth", "attention vs by position"});
-  for (const LayoutPoint& p : sweep.points) {
-    const LayoutPoint& by_position = sweep.points[&p - sweep.points.data() - (p.layout == KvLayout::head_major ? 1 : 0)];
+  for (std::size_t i = 0; i < sweep.points.size(); ++i) {
+    const LayoutPoint& p = sweep.points[i];
+    const LayoutPoint& by_position = sweep.points[i - i % 2];  // each context's pair: position by position first
     const double rate = p.cache_bytes / p.attention_seconds;
     table.add_row({std::to_string(p.context), layout_name(p.layout), format_bytes(p.cache_bytes), cell::ms(p.step_seconds),
                    cell::ms(p.attention_seconds), cell::ms(p.step_seconds - p.attention_seconds),
