@@ -352,8 +352,14 @@ void dot_rows(const View& v, int64_t r, const float* x, int64_t i, float* y) {
 // Asks for the cache lines of row r a few rows ahead of their use: the hardware prefetcher
 // alone leaves a decode step waiting on memory at these short rows (measured: int4 decode
 // of a matrix larger than the caches ran at half the speed of one that fits).
+//
+// HWY_INLINE (always inline) is not about speed: it keeps the prefetches at all. To GCC a
+// prefetch reads and writes no memory, so a separate function that only prefetches has no
+// effect it must keep, and GCC 12 deleted every call to it: until 2026-12-07 this file held no
+// prefetch instruction, and a Q4_1 decode step with fp32 activations streamed 18% of the read
+// bandwidth instead of 37% (docs/performance.md). `objdump -d` of the object shows them.
 constexpr int64_t kPrefetchBytes = 4096;  // how far ahead
-void prefetch_row(const View& v, int64_t r) {
+HWY_INLINE void prefetch_row(const View& v, int64_t r) {
   if (r >= v.rows) return;
   const auto [begin, end] = row_bytes(v, r);
   for (const uint8_t* p = begin; p < end; p += 64) hwy::Prefetch(p);
@@ -467,13 +473,18 @@ HWY_INLINE float dot_int8_row(const View& v, int64_t r, const float* x) {
 }
 
 // y[r] for a row of q8_0 blocks (32 weights: fp16 d, 32 int8): fl(d · q) per weight.
+//
+// The row is walked two blocks at a time, so that each of the 4 accumulators is named by
+// constants (on AVX-512 a block is 2 registers: the first block feeds acc[0, 1], the second
+// acc[2, 3]). Chosen by the block's index at run time, acc[] lived on the stack and every
+// multiply-add waited for a store and a load.
 HWY_INLINE float dot_q8_0_row(const View& v, int64_t r, const float* x) {
   const DW dw;
   const hn::Rebind<int8_t, DW> d8;
   constexpr int64_t kSteps = kGgmlBlock / kWide;  // registers per block: 2 (AVX-512), 4, 8
   VW acc[4] = {hn::Zero(dw), hn::Zero(dw), hn::Zero(dw), hn::Zero(dw)};
   const uint8_t* row = v.w + r * v.row_bytes;
-  for (int64_t b = 0; b < v.cols / kGgmlBlock; ++b) {
+  const auto block = [&](int64_t b, int64_t second) {  // second: 0 or 1, a constant once inlined
     const uint8_t* blk = row + 34 * b;
     const VW d = hn::Set(dw, load_scale(blk));
     const auto* q = reinterpret_cast<const int8_t*>(blk + 2);
@@ -481,10 +492,17 @@ HWY_INLINE float dot_q8_0_row(const View& v, int64_t r, const float* x) {
 #pragma GCC unroll 8
     for (int64_t k = 0; k < kSteps; ++k) {
       const VW w = hn::Mul(hn::ConvertTo(dw, hn::PromoteTo(DWI(), hn::LoadU(d8, q + k * kWide))), d);
-      const int64_t a = (b * kSteps + k) % 4;
+      const int64_t a = (second * kSteps + k) % 4;
       acc[a] = hn::MulAdd(w, hn::LoadU(dw, xb + k * kWide), acc[a]);
     }
+  };
+  const int64_t blocks = v.cols / kGgmlBlock;
+  int64_t b = 0;
+  for (; b + 2 <= blocks; b += 2) {
+    block(b, 0);
+    block(b + 1, 1);
   }
+  if (b < blocks) block(b, 0);
   return sum_of(acc[0], acc[1], acc[2], acc[3]);
 }
 
@@ -557,6 +575,7 @@ HWY_INLINE float dot_nf4_row(const View& v, int64_t r, const float* xr) {
 
 // y[r] for a row of q4_1 blocks (32 weights: fp16 d, fp16 m, 16 bytes). Byte j holds weights j
 // (low nibble) and j + 16 (high nibble), so kWide bytes give kWide consecutive weights twice.
+// Two blocks at a time, for constant accumulators as in dot_q8_0_row.
 HWY_INLINE float dot_q4_1_row(const View& v, int64_t r, const float* x) {
   const DW dw;
   const DWU du;
@@ -564,7 +583,7 @@ HWY_INLINE float dot_q4_1_row(const View& v, int64_t r, const float* x) {
   constexpr int64_t kSteps = 16 / kWide;  // registers of bytes per block: 1 (AVX-512), 2, 4
   VW acc[4] = {hn::Zero(dw), hn::Zero(dw), hn::Zero(dw), hn::Zero(dw)};  // low / high nibbles, two each
   const uint8_t* row = v.w + r * v.row_bytes;
-  for (int64_t b = 0; b < v.cols / kGgmlBlock; ++b) {
+  const auto block = [&](int64_t b, int64_t second) {  // second: 0 or 1, a constant once inlined
     const float* xb = x + b * kGgmlBlock;
     const uint8_t* blk = row + 20 * b;
     const VW d = hn::Set(dw, load_scale(blk)), m = hn::Set(dw, load_scale(blk + 2));
@@ -573,12 +592,19 @@ HWY_INLINE float dot_q4_1_row(const View& v, int64_t r, const float* x) {
       const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, blk + 4 + kWide * h));  // bytes kWide·h …
       const VW q_lo = hn::ConvertTo(dw, hn::BitCast(DWI(), hn::And(bytes, hn::Set(du, 15))));
       const VW q_hi = hn::ConvertTo(dw, hn::BitCast(DWI(), hn::ShiftRight<4>(bytes)));
-      const int64_t a = 2 * ((b * kSteps + h) % 2);
+      const int64_t a = 2 * ((second * kSteps + h) % 2);
       // d·q + m, as dequantize(): weights kWide·h … and 16 + kWide·h …
       acc[a] = hn::MulAdd(hn::MulAdd(q_lo, d, m), hn::LoadU(dw, xb + kWide * h), acc[a]);
       acc[a + 1] = hn::MulAdd(hn::MulAdd(q_hi, d, m), hn::LoadU(dw, xb + 16 + kWide * h), acc[a + 1]);
     }
+  };
+  const int64_t blocks = v.cols / kGgmlBlock;
+  int64_t b = 0;
+  for (; b + 2 <= blocks; b += 2) {
+    block(b, 0);
+    block(b + 1, 1);
   }
+  if (b < blocks) block(b, 0);
   return sum_of(acc[0], acc[1], acc[2], acc[3]);
 }
 
