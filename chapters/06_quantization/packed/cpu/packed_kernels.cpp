@@ -19,7 +19,9 @@
 // (n = 1)" below): 8 bytes are zero-extended to 8 lanes and give 16 weights at once, the low
 // nibbles (even columns) by `& 15` and the high ones (odd columns) by `>> 4`, multiplied with x
 // reordered once per call into the same even/odd order; q4_1's layout already pairs that way.
-// nf4 looks its levels up 32 codes at a time with byte shuffles instead (dot_nf4_row).
+// nf4 looks its levels up 32 codes at a time with byte shuffles instead (dot_nf4_row). On
+// AVX-512 all three 4-bit formats look their weights up in a 16-entry register instead
+// (dot_nibble_row_16, dot_q4_1_row).
 //
 // The threads split the output rows (lib's thread pool, as lib's small-n kernel does). A small batch (n < 32: a few
 // decoding sequences) decodes each chunk once for up to 4 rows of x, so the weight read and
@@ -390,7 +392,7 @@ HWY_INLINE void prefetch_row(const View& v, int64_t r) {
 // before it runs out of memory bandwidth — at 8 lanes, an AVX-512 Xeon's int8 and 4-bit decode
 // streamed 13–27% of its read bandwidth (bench_quant -t 2, 2026-12-05), barely faster than fp32 — so 16 weights per
 // instruction instead of 8 matter wherever the core has 512-bit units. (The generic walk and
-// nf4's byte shuffles below stay at DF's 8 lanes.)
+// nf4's byte shuffles below stay at DF's 8 lanes; on AVX-512 nf4 takes dot_nibble_row_16.)
 //
 // int4-g128 and nf4 need columns a multiple of 64, so that each row starts on a byte and every
 // run of 64 columns has one scale (int4-g128's groups of 128 then start at column 0 or 64 of a
@@ -407,7 +409,7 @@ bool fast_decode_applies(const View& v, int64_t n) {
   if (n != 1) return false;
   switch (v.format) {
     case PackedFormat::int4_g128: return v.cols % kFastRun == 0;
-    case PackedFormat::nf4: return kLanes == 8 && v.cols % kFastRun == 0;
+    case PackedFormat::nf4: return (kLanes == 8 || kWide == 16) && v.cols % kFastRun == 0;
     default: return true;  // int8 takes any width; q8_0, q4_1: cols % 32 == 0 already
   }
 }
@@ -453,6 +455,40 @@ HWY_INLINE float dot_int4_row(const View& v, int64_t r, const float* xr) {
   return sum_of(even[0], odd[0], even[1], odd[1]);
 }
 // the-change: end dot_int4_row
+
+// On 16-lane targets (AVX-512) a scale's 16 possible weights fill one register exactly, so
+// the 4-bit formats look their weights up instead of converting codes: the table is built
+// once per run of 64 columns with dequantize()'s own operations — int4: fl(q · s + (−8 s))
+// for q = 0 … 15, nf4: fl(absmax · level q) — and a code becomes its weight by one
+// permute (vpermps reads the low 4 bits of each lane). Per 16 weights that is a shift or
+// nothing, one permute and one multiply-add, instead of a mask, a conversion and two
+// multiply-adds. x is in reorder_even_odd's order for both.
+template <bool kNf4>
+HWY_INLINE float dot_nibble_row_16(const View& v, int64_t r, const float* xr) {
+  const DW dw;
+  const DWU du;
+  const hn::Rebind<uint8_t, DW> d8;
+  VW even[2] = {hn::Zero(dw), hn::Zero(dw)}, odd[2] = {hn::Zero(dw), hn::Zero(dw)};
+  for (int64_t c0 = 0; c0 < v.cols; c0 += kFastRun) {
+    const int64_t i0 = r * v.cols + c0;  // flat index of the run's first weight (even)
+    const float s = load_scale(v.scales + 2 * (i0 >> (kNf4 ? 6 : 7)));
+    const VW table = kNf4 ? hn::Mul(hn::LoadU(dw, kNf4Levels.data()), hn::Set(dw, s))
+                          : hn::MulAdd(hn::Iota(dw, 0), hn::Set(dw, s), hn::Set(dw, -8.0f * s));
+    const uint8_t* p = v.codes + i0 / 2;  // 32 bytes: the run's 64 codes
+    const auto lookup = [&](hn::Vec<DWU> codes) {
+      const auto low4 = HWY_IS_DEBUG_BUILD ? hn::And(codes, hn::Set(du, 15)) : codes;  // debug builds check the range
+      return hn::TableLookupLanes(table, hn::IndicesFromVec(dw, hn::BitCast(DWI(), low4)));
+    };
+#pragma GCC unroll 2
+    for (int64_t k = 0; k < kFastRun; k += 2 * kWide) {
+      const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, p + k / 2));  // 16 bytes: 32 codes
+      const int64_t a = k / (2 * kWide);
+      even[a] = hn::MulAdd(lookup(bytes), hn::LoadU(dw, xr + c0 + k), even[a]);
+      odd[a] = hn::MulAdd(lookup(hn::ShiftRight<4>(bytes)), hn::LoadU(dw, xr + c0 + k + kWide), odd[a]);
+    }
+  }
+  return sum_of(even[0], odd[0], even[1], odd[1]);
+}
 
 // y[r] for a row of int8 codes with one fp16 scale: fl(s · q) per weight, as dequantize().
 HWY_INLINE float dot_int8_row(const View& v, int64_t r, const float* x) {
@@ -587,6 +623,16 @@ HWY_INLINE float dot_q4_1_row(const View& v, int64_t r, const float* x) {
     const float* xb = x + b * kGgmlBlock;
     const uint8_t* blk = row + 20 * b;
     const VW d = hn::Set(dw, load_scale(blk)), m = hn::Set(dw, load_scale(blk + 2));
+    if constexpr (kWide == 16) {
+      const VW table = hn::MulAdd(hn::Iota(dw, 0), d, m);
+      const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, blk + 4));
+      const auto lo = HWY_IS_DEBUG_BUILD ? hn::And(bytes, hn::Set(du, 15)) : bytes;
+      const VW w_lo = hn::TableLookupLanes(table, hn::IndicesFromVec(dw, hn::BitCast(DWI(), lo)));
+      const VW w_hi = hn::TableLookupLanes(table, hn::IndicesFromVec(dw, hn::BitCast(DWI(), hn::ShiftRight<4>(bytes))));
+      acc[2 * second] = hn::MulAdd(w_lo, hn::LoadU(dw, xb), acc[2 * second]);
+      acc[2 * second + 1] = hn::MulAdd(w_hi, hn::LoadU(dw, xb + 16), acc[2 * second + 1]);
+      return;
+    }
 #pragma GCC unroll 4
     for (int64_t h = 0; h < kSteps; ++h) {
       const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, blk + 4 + kWide * h));  // bytes kWide·h …
@@ -614,7 +660,7 @@ void matvec_fast(const View& v, const float* x, float* y) {
   const float* xr = x;
   if (v.format == PackedFormat::int4_g128 || v.format == PackedFormat::nf4) {
     reordered.resize(v.cols);
-    if (v.format == PackedFormat::nf4) reorder_for_nf4(x, v.cols, reordered.data());
+    if (v.format == PackedFormat::nf4 && kWide != 16) reorder_for_nf4(x, v.cols, reordered.data());
     else reorder_even_odd(x, v.cols, reordered.data());
     xr = reordered.data();
   }
@@ -625,8 +671,8 @@ void matvec_fast(const View& v, const float* x, float* y) {
     for (int64_t r = first_row; r < last_row; ++r) {
       prefetch_row(v, r + ahead);
       switch (v.format) {
-        case PackedFormat::int4_g128: y[r] = dot_int4_row(v, r, xr); break;
-        case PackedFormat::nf4: y[r] = dot_nf4_row(v, r, xr); break;
+        case PackedFormat::int4_g128: y[r] = kWide == 16 ? dot_nibble_row_16<false>(v, r, xr) : dot_int4_row(v, r, xr); break;
+        case PackedFormat::nf4: y[r] = kWide == 16 ? dot_nibble_row_16<true>(v, r, xr) : dot_nf4_row(v, r, xr); break;
         case PackedFormat::int8_per_row: y[r] = dot_int8_row(v, r, x); break;
         case PackedFormat::q8_0: y[r] = dot_q8_0_row(v, r, x); break;
         default: y[r] = dot_q4_1_row(v, r, x); break;
