@@ -21,7 +21,7 @@
 // reordered once per call into the same even/odd order; q4_1's layout already pairs that way.
 // nf4 looks its levels up 32 codes at a time with byte shuffles instead (dot_nf4_row). On
 // AVX-512 all three 4-bit formats look their weights up in a 16-entry register instead
-// (dot_nibble_row_16, dot_q4_1_row).
+// (dot_nibble_row_16, dot_q4_1_row_16).
 //
 // The threads split the output rows (lib's thread pool, as lib's small-n kernel does). A small batch (n < 32: a few
 // decoding sequences) decodes each chunk once for up to 4 rows of x, so the weight read and
@@ -609,6 +609,49 @@ HWY_INLINE float dot_nf4_row(const View& v, int64_t r, const float* xr) {
   return hn::GetLane(hn::SumOfLanes(df, hn::Add(hn::Add(acc[0], acc[1]), hn::Add(acc[2], acc[3]))));
 }
 
+// q4_1 on 16-lane targets: each block's 16 possible weights d·q + m (q = 0 … 15) built in one
+// register with one multiply-add, and looked up (as dot_nibble_row_16). The table needs d and m
+// in every lane; converting them from fp16 and broadcasting them block by block cost as much
+// as the block's own work, so the scales of 8 blocks are converted first into a small buffer,
+// one conversion per block (4 halves: d, m and two code bytes; the next block's conversion
+// overwrites the spare lanes), and each block's d and m are then broadcast by plain loads.
+HWY_INLINE float dot_q4_1_row_16(const View& v, int64_t r, const float* x) {
+  const DW dw;
+  const DWU du;
+  const hn::Rebind<uint8_t, DW> d8;
+  const VW iota = hn::Iota(dw, 0);
+  VW acc[4] = {hn::Zero(dw), hn::Zero(dw), hn::Zero(dw), hn::Zero(dw)};
+  const uint8_t* row = v.w + r * v.row_bytes;
+  const int64_t blocks = v.cols / kGgmlBlock;
+  const hn::CappedTag<float, 4> d4;
+  const hn::Rebind<hwy::float16_t, decltype(d4)> dh4;
+  constexpr int64_t kGroup = 8;  // blocks whose scales are converted together
+  float dm[2 * kGroup + 2];      // d, m of each block (+2: the last conversion's spare lanes)
+  for (int64_t b0 = 0; b0 < blocks; b0 += kGroup) {
+    const int64_t n = std::min(kGroup, blocks - b0);
+    for (int64_t j = 0; j < n; ++j)
+      hn::StoreU(hn::PromoteTo(d4, hn::LoadU(dh4, reinterpret_cast<const hwy::float16_t*>(row + 20 * (b0 + j)))), d4, dm + 2 * j);
+    const auto block = [&](int64_t j, int64_t a) {  // a: 0 or 2, a constant once inlined
+      const uint8_t* qs = row + 20 * (b0 + j) + 4;
+      const float* xb = x + (b0 + j) * kGgmlBlock;
+      const VW table = hn::MulAdd(iota, hn::Set(dw, dm[2 * j]), hn::Set(dw, dm[2 * j + 1]));  // fl(q·d + m)
+      const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, qs));
+      const auto lo = HWY_IS_DEBUG_BUILD ? hn::And(bytes, hn::Set(du, 15)) : bytes;
+      const VW w_lo = hn::TableLookupLanes(table, hn::IndicesFromVec(dw, hn::BitCast(DWI(), lo)));
+      const VW w_hi = hn::TableLookupLanes(table, hn::IndicesFromVec(dw, hn::BitCast(DWI(), hn::ShiftRight<4>(bytes))));
+      acc[a] = hn::MulAdd(w_lo, hn::LoadU(dw, xb), acc[a]);
+      acc[a + 1] = hn::MulAdd(w_hi, hn::LoadU(dw, xb + 16), acc[a + 1]);
+    };
+    int64_t j = 0;
+    for (; j + 2 <= n; j += 2) {
+      block(j, 0);
+      block(j + 1, 2);
+    }
+    if (j < n) block(j, 0);
+  }
+  return sum_of(acc[0], acc[1], acc[2], acc[3]);
+}
+
 // y[r] for a row of q4_1 blocks (32 weights: fp16 d, fp16 m, 16 bytes). Byte j holds weights j
 // (low nibble) and j + 16 (high nibble), so kWide bytes give kWide consecutive weights twice.
 // Two blocks at a time, for constant accumulators as in dot_q8_0_row.
@@ -623,16 +666,6 @@ HWY_INLINE float dot_q4_1_row(const View& v, int64_t r, const float* x) {
     const float* xb = x + b * kGgmlBlock;
     const uint8_t* blk = row + 20 * b;
     const VW d = hn::Set(dw, load_scale(blk)), m = hn::Set(dw, load_scale(blk + 2));
-    if constexpr (kWide == 16) {
-      const VW table = hn::MulAdd(hn::Iota(dw, 0), d, m);
-      const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, blk + 4));
-      const auto lo = HWY_IS_DEBUG_BUILD ? hn::And(bytes, hn::Set(du, 15)) : bytes;
-      const VW w_lo = hn::TableLookupLanes(table, hn::IndicesFromVec(dw, hn::BitCast(DWI(), lo)));
-      const VW w_hi = hn::TableLookupLanes(table, hn::IndicesFromVec(dw, hn::BitCast(DWI(), hn::ShiftRight<4>(bytes))));
-      acc[2 * second] = hn::MulAdd(w_lo, hn::LoadU(dw, xb), acc[2 * second]);
-      acc[2 * second + 1] = hn::MulAdd(w_hi, hn::LoadU(dw, xb + 16), acc[2 * second + 1]);
-      return;
-    }
 #pragma GCC unroll 4
     for (int64_t h = 0; h < kSteps; ++h) {
       const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, blk + 4 + kWide * h));  // bytes kWide·h …
@@ -675,7 +708,7 @@ void matvec_fast(const View& v, const float* x, float* y) {
         case PackedFormat::nf4: y[r] = kWide == 16 ? dot_nibble_row_16<true>(v, r, xr) : dot_nf4_row(v, r, xr); break;
         case PackedFormat::int8_per_row: y[r] = dot_int8_row(v, r, x); break;
         case PackedFormat::q8_0: y[r] = dot_q8_0_row(v, r, x); break;
-        default: y[r] = dot_q4_1_row(v, r, x); break;
+        default: y[r] = kWide == 16 ? dot_q4_1_row_16(v, r, x) : dot_q4_1_row(v, r, x); break;
       }
     }
   });
