@@ -108,9 +108,10 @@ void locate_rows(const KvRows& kv, int64_t first, int64_t n, int64_t g, std::vec
 
 // Asks the memory system for the rows a few tiles ahead of the ones in use, so that a long
 // walk over the cache (a decode step at a long context) does not wait on one row at a time.
-// `tile`: the rows the caller takes at a time, from j0.
+// `tile`: the rows the caller takes at a time, from j0. Always inlined: a compiler may delete
+// the calls to a separate function that only prefetches (tests/check_prefetch.sh tells how).
 constexpr int64_t kPrefetchAhead = 32;
-inline void prefetch_rows(const std::vector<const float*>& rows, int64_t j0, int64_t tile, int64_t n, int64_t d) {
+HWY_INLINE void prefetch_rows(const std::vector<const float*>& rows, int64_t j0, int64_t tile, int64_t n, int64_t d) {
   for (int64_t j = j0 + kPrefetchAhead; j < std::min(n, j0 + kPrefetchAhead + tile); ++j)
     for (int64_t i = 0; i < d; i += 64 / static_cast<int64_t>(sizeof(float)))  // one 64-byte cache line at a time
       __builtin_prefetch(rows[j] + i);
