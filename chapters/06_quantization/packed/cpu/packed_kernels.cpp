@@ -19,9 +19,9 @@
 // (n = 1)" below): 8 bytes are zero-extended to 8 lanes and give 16 weights at once, the low
 // nibbles (even columns) by `& 15` and the high ones (odd columns) by `>> 4`, multiplied with x
 // reordered once per call into the same even/odd order; q4_1's layout already pairs that way.
-// nf4 looks its levels up 32 codes at a time with byte shuffles instead (dot_nf4_row). On
-// AVX-512 all three 4-bit formats look their weights up in a 16-entry register instead
-// (dot_nibble_row_16, dot_q4_1_row_16).
+// nf4 looks its levels up 32 codes at a time with byte shuffles instead (dot_nf4_row; on
+// 128-bit targets dot_nf4_row_4). On AVX-512 all three 4-bit formats look their weights up in a
+// 16-entry register instead (dot_nibble_row_16, dot_q4_1_row_16).
 //
 // The threads split the output rows (lib's thread pool, as lib's small-n kernel does). A small batch (n < 32: a few
 // decoding sequences) decodes each chunk once for up to 4 rows of x, so the weight read and
@@ -409,18 +409,19 @@ bool fast_decode_applies(const View& v, int64_t n) {
   if (n != 1) return false;
   switch (v.format) {
     case PackedFormat::int4_g128: return v.cols % kFastRun == 0;
-    case PackedFormat::nf4: return (kLanes == 8 || kWide == 16) && v.cols % kFastRun == 0;
+    case PackedFormat::nf4: return v.cols % kFastRun == 0;
     default: return true;  // int8 takes any width; q8_0, q4_1: cols % 32 == 0 already
   }
 }
 
-// x[0 … cols) in the order the int4 decoder produces: per 2·kWide columns, the kWide even
-// columns, then the kWide odd ones.
-void reorder_even_odd(const float* x, int64_t cols, float* out) {
-  for (int64_t c = 0; c < cols; c += 2 * kWide)
-    for (int64_t j = 0; j < kWide; ++j) {
+// x[0 … cols) in the order the nibble decoders produce: per 2·half columns, the half even
+// columns, then the half odd ones (half: kWide for int4 and the 16-lane lookups, 16 for nf4 on
+// 128-bit targets).
+void reorder_even_odd(const float* x, int64_t cols, int64_t half, float* out) {
+  for (int64_t c = 0; c < cols; c += 2 * half)
+    for (int64_t j = 0; j < half; ++j) {
       out[c + j] = x[c + 2 * j];
-      out[c + kWide + j] = x[c + 2 * j + 1];
+      out[c + half + j] = x[c + 2 * j + 1];
     }
 }
 
@@ -577,11 +578,31 @@ void reorder_for_nf4(const float* x, int64_t cols, float* out) {
     for (int64_t k = 0; k < kFastRun; ++k) out[c + k] = x[c + nf4_reordered_column(k)];
 }
 
+// The fp32 levels of the codes in `codes` (one per byte, 0 … 15), from their byte planes: 4
+// shuffles give bytes 0–3 of each code's level; interleaving bytes into 16-bit halves and the
+// halves into 32-bit words rebuilds them, 4 per register (within each 128-bit half of a
+// register: codes 0–3 of the half in level[0], 4–7 in level[1], 8–11, 12–15).
+using D8 = hn::Repartition<uint8_t, DF>;  // a register of floats as bytes
+using V8 = hn::Vec<D8>;
+HWY_INLINE void nf4_levels(const V8 (&planes)[4], V8 codes, VF (&level)[4]) {
+  const DF df;
+  const D8 d8;
+  const hn::Repartition<uint16_t, DF> d16;  // … and as 16-bit halves
+  V8 byte[4];
+  for (int b = 0; b < 4; ++b) byte[b] = hn::TableLookupBytes(planes[b], codes);
+  const auto low_a = hn::BitCast(d16, hn::InterleaveLower(d8, byte[0], byte[1]));   // codes 0–7: bits 0–15
+  const auto low_b = hn::BitCast(d16, hn::InterleaveUpper(d8, byte[0], byte[1]));   // codes 8–15
+  const auto high_a = hn::BitCast(d16, hn::InterleaveLower(d8, byte[2], byte[3]));  // codes 0–7: bits 16–31
+  const auto high_b = hn::BitCast(d16, hn::InterleaveUpper(d8, byte[2], byte[3]));
+  level[0] = hn::BitCast(df, hn::InterleaveLower(d16, low_a, high_a));  // codes 0–3
+  level[1] = hn::BitCast(df, hn::InterleaveUpper(d16, low_a, high_a));  // 4–7
+  level[2] = hn::BitCast(df, hn::InterleaveLower(d16, low_b, high_b));  // 8–11
+  level[3] = hn::BitCast(df, hn::InterleaveUpper(d16, low_b, high_b));  // 12–15
+}
+
 HWY_INLINE float dot_nf4_row(const View& v, int64_t r, const float* xr) {
   const DF df;
-  const hn::Repartition<uint8_t, DF> d8;   // the same 256 bits as 32 bytes
-  const hn::Repartition<uint16_t, DF> d16;  // … and as 16 halves
-  using V8 = hn::Vec<decltype(d8)>;
+  const D8 d8;  // the same 256 bits as 32 bytes
   V8 planes[4];
   for (int b = 0; b < 4; ++b) planes[b] = hn::Load(d8, kNf4Planes.plane[b]);
   VF acc[4] = {hn::Zero(df), hn::Zero(df), hn::Zero(df), hn::Zero(df)};
@@ -592,16 +613,8 @@ HWY_INLINE float dot_nf4_row(const View& v, int64_t r, const float* xr) {
     const V8 codes[2] = {hn::And(bytes, hn::Set(d8, 0x0F)), hn::ShiftRight<4>(bytes)};  // even, odd columns
 #pragma GCC unroll 2
     for (int part = 0; part < 2; ++part) {
-      V8 byte[4];
-      for (int b = 0; b < 4; ++b) byte[b] = hn::TableLookupBytes(planes[b], codes[part]);
-      const auto low_a = hn::BitCast(d16, hn::InterleaveLower(d8, byte[0], byte[1]));   // codes 0–7: bits 0–15
-      const auto low_b = hn::BitCast(d16, hn::InterleaveUpper(d8, byte[0], byte[1]));   // codes 8–15
-      const auto high_a = hn::BitCast(d16, hn::InterleaveLower(d8, byte[2], byte[3]));  // codes 0–7: bits 16–31
-      const auto high_b = hn::BitCast(d16, hn::InterleaveUpper(d8, byte[2], byte[3]));
-      const VF level[4] = {hn::BitCast(df, hn::InterleaveLower(d16, low_a, high_a)),   // codes 0–3
-                           hn::BitCast(df, hn::InterleaveUpper(d16, low_a, high_a)),   // 4–7
-                           hn::BitCast(df, hn::InterleaveLower(d16, low_b, high_b)),   // 8–11
-                           hn::BitCast(df, hn::InterleaveUpper(d16, low_b, high_b))};  // 12–15
+      VF level[4];
+      nf4_levels(planes, codes[part], level);
       const float* x = xr + c0 + 32 * part;
       for (int m = 0; m < 4; ++m) acc[m] = hn::MulAdd(hn::Mul(level[m], scale), hn::LoadU(df, x + 8 * m), acc[m]);
     }
@@ -652,6 +665,35 @@ HWY_INLINE float dot_q4_1_row_16(const View& v, int64_t r, const float* x) {
   return sum_of(acc[0], acc[1], acc[2], acc[3]);
 }
 
+// nf4 on 128-bit targets (SSE4, NEON): dot_nf4_row's byte-shuffle lookup with one 16-byte
+// register, where no halves get in the way: 16 code bytes give 16 even and 16 odd codes, 4
+// shuffles give bytes 0–3 of their levels, and interleaving rebuilds the levels in order, 4 per
+// register (register m: codes 4m … 4m + 3). x from reorder_even_odd(…, 16, …): per 32 columns,
+// the 16 even ones, then the 16 odd ones. (The generic walk looked each level up with a store
+// and 4 scalar loads: NF4 decoded slower than fp32 streamed.)
+HWY_INLINE float dot_nf4_row_4(const View& v, int64_t r, const float* xr) {
+  const DF df;  // 4 lanes here
+  const D8 d8;  // the same 128 bits as 16 bytes
+  V8 planes[4];
+  for (int b = 0; b < 4; ++b) planes[b] = hn::LoadU(d8, kNf4Planes.plane[b]);  // its first 16 bytes
+  VF acc[4] = {hn::Zero(df), hn::Zero(df), hn::Zero(df), hn::Zero(df)};
+  for (int64_t c0 = 0; c0 < v.cols; c0 += kFastRun) {
+    const int64_t i0 = r * v.cols + c0;  // flat index of the run's first weight: one absmax per 64
+    const VF scale = hn::Set(df, load_scale(v.scales + 2 * (i0 >> 6)));
+    for (int64_t half = 0; half < 2; ++half) {  // columns c0 + 32·half …: 16 bytes
+      const V8 bytes = hn::LoadU(d8, v.codes + i0 / 2 + 16 * half);
+      const V8 codes[2] = {hn::And(bytes, hn::Set(d8, 0x0F)), hn::ShiftRight<4>(bytes)};  // even, odd columns
+      for (int part = 0; part < 2; ++part) {
+        VF level[4];
+        nf4_levels(planes, codes[part], level);
+        const float* x = xr + c0 + 32 * half + 16 * part;
+        for (int m = 0; m < 4; ++m) acc[m] = hn::MulAdd(hn::Mul(level[m], scale), hn::LoadU(df, x + 4 * m), acc[m]);
+      }
+    }
+  }
+  return hn::GetLane(hn::SumOfLanes(df, hn::Add(hn::Add(acc[0], acc[1]), hn::Add(acc[2], acc[3]))));
+}
+
 // y[r] for a row of q4_1 blocks (32 weights: fp16 d, fp16 m, 16 bytes). Byte j holds weights j
 // (low nibble) and j + 16 (high nibble), so kWide bytes give kWide consecutive weights twice.
 // Two blocks at a time, for constant accumulators as in dot_q8_0_row.
@@ -693,8 +735,9 @@ void matvec_fast(const View& v, const float* x, float* y) {
   const float* xr = x;
   if (v.format == PackedFormat::int4_g128 || v.format == PackedFormat::nf4) {
     reordered.resize(v.cols);
-    if (v.format == PackedFormat::nf4 && kWide != 16) reorder_for_nf4(x, v.cols, reordered.data());
-    else reorder_even_odd(x, v.cols, reordered.data());
+    if (v.format == PackedFormat::nf4 && kWide == 8) reorder_for_nf4(x, v.cols, reordered.data());
+    else if (v.format == PackedFormat::nf4 && kWide == 4) reorder_even_odd(x, v.cols, 16, reordered.data());
+    else reorder_even_odd(x, v.cols, kWide, reordered.data());
     xr = reordered.data();
   }
   const auto [first, last] = row_bytes(v, 0);
@@ -705,7 +748,9 @@ void matvec_fast(const View& v, const float* x, float* y) {
       prefetch_row(v, r + ahead);
       switch (v.format) {
         case PackedFormat::int4_g128: y[r] = kWide == 16 ? dot_nibble_row_16<false>(v, r, xr) : dot_int4_row(v, r, xr); break;
-        case PackedFormat::nf4: y[r] = kWide == 16 ? dot_nibble_row_16<true>(v, r, xr) : dot_nf4_row(v, r, xr); break;
+        case PackedFormat::nf4:
+          y[r] = kWide == 16 ? dot_nibble_row_16<true>(v, r, xr) : kWide == 8 ? dot_nf4_row(v, r, xr) : dot_nf4_row_4(v, r, xr);
+          break;
         case PackedFormat::int8_per_row: y[r] = dot_int8_row(v, r, x); break;
         case PackedFormat::q8_0: y[r] = dot_q8_0_row(v, r, x); break;
         default: y[r] = kWide == 16 ? dot_q4_1_row_16(v, r, x) : dot_q4_1_row(v, r, x); break;
