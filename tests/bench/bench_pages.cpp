@@ -30,6 +30,7 @@
 #endif
 
 #include "app/cli.hpp"
+#include "layer_shapes.hpp"
 #include "measure/bandwidth.hpp"
 #include "measure/table.hpp"
 #include "measure/timing.hpp"
@@ -44,12 +45,10 @@ using namespace infer::quant;
 
 namespace {
 
-// SmolLM2-135M's seven matrices of one layer, [rows = outputs, cols = inputs], in the loader's order.
-struct MatrixShape {
-  int64_t rows, cols;
-};
-constexpr MatrixShape kLayer[] = {{576, 576}, {192, 576}, {192, 576}, {576, 576}, {1536, 576}, {1536, 576}, {576, 1536}};
-constexpr int64_t kHidden = 576, kFfn = 1536;
+using bench::kFfn;
+using bench::kHidden;
+using bench::kLayer;
+using bench::MatrixShape;
 
 // AnonHugePages of this process, in bytes (0 where the file or the line is missing).
 int64_t anon_huge_page_bytes() {

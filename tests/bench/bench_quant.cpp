@@ -27,6 +27,7 @@
 #include "gguf/gguf_file.hpp"
 #include "int8_activations.hpp"
 #include "kernel_speed.hpp"
+#include "layer_shapes.hpp"
 #include "measure/bandwidth.hpp"
 #include "measure/table.hpp"
 #include "measure/timing.hpp"
@@ -84,18 +85,17 @@ nlohmann::json check_packing(const gguf::GgufFile& source, const std::string& ot
 // step could stream through this kernel however fast memory were: where it is below a
 // bandwidth target, the kernel's instructions, not memory, keep the target out of reach.
 double kernel_in_cache_bytes_per_second(PackedKernel k) {
-  constexpr int64_t kShapes[7][2] = {{576, 576}, {192, 576}, {192, 576}, {576, 576}, {1536, 576}, {1536, 576}, {576, 1536}};
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 0.02f);
   std::vector<PackedMatrix> layer;
   int64_t bytes = 0;
-  for (const auto& [rows, cols] : kShapes) {
+  for (const auto& [rows, cols] : bench::kLayer) {
     std::vector<float> w(static_cast<std::size_t>(rows * cols));
     for (float& v : w) v = normal(rng);
     layer.push_back(scheme_for(k.format)->quantize(w, rows, cols));
     bytes += std::ssize(layer.back().bytes);
   }
-  std::vector<float> x(1536), y(1536);
+  std::vector<float> x(bench::kFfn), y(bench::kFfn);
   for (float& v : x) v = normal(rng) * 50;
   constexpr int kPasses = 20;  // per timed repeat
   const auto products = [&] {

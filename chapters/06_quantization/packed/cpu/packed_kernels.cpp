@@ -429,6 +429,27 @@ HWY_INLINE float sum_of(VW a, VW b, VW c, VW d) {
   return hn::GetLane(hn::SumOfLanes(DW(), hn::Add(hn::Add(a, b), hn::Add(c, d))));
 }
 
+// block(i, second) for i = 0 … n − 1, two at a time: second is 0 or 1 and a constant in each
+// call once inlined, so a kernel can name its accumulators by it. (Chosen by i at run time,
+// GCC kept them on the stack, and every multiply-add waited for a store and a load.)
+template <class Block>
+HWY_INLINE void in_pairs(int64_t n, const Block& block) {
+  int64_t i = 0;
+  for (; i + 2 <= n; i += 2) {
+    block(i, 0);
+    block(i + 1, 1);
+  }
+  if (i < n) block(i, 0);
+}
+
+// 16 weights from a 16-entry table, one per code (16 lanes: AVX-512). vpermps reads only the
+// low 4 bits of a lane, so codes with more bits above (a whole byte) need no mask; Highway's
+// debug builds check the range, so they get one.
+HWY_INLINE VW lookup16(VW table, hn::Vec<DWU> codes) {
+  const auto low4 = HWY_IS_DEBUG_BUILD ? hn::And(codes, hn::Set(DWU(), 15)) : codes;
+  return hn::TableLookupLanes(table, hn::IndicesFromVec(DW(), hn::BitCast(DWI(), low4)));
+}
+
 // the-change: begin dot_int4_row
 // y[r] for a row of int4-g128; xr from reorder_even_odd.
 HWY_INLINE float dot_int4_row(const View& v, int64_t r, const float* xr) {
@@ -476,16 +497,12 @@ HWY_INLINE float dot_nibble_row_16(const View& v, int64_t r, const float* xr) {
     const VW table = kNf4 ? hn::Mul(hn::LoadU(dw, kNf4Levels.data()), hn::Set(dw, s))
                           : hn::MulAdd(hn::Iota(dw, 0), hn::Set(dw, s), hn::Set(dw, -8.0f * s));
     const uint8_t* p = v.codes + i0 / 2;  // 32 bytes: the run's 64 codes
-    const auto lookup = [&](hn::Vec<DWU> codes) {
-      const auto low4 = HWY_IS_DEBUG_BUILD ? hn::And(codes, hn::Set(du, 15)) : codes;  // debug builds check the range
-      return hn::TableLookupLanes(table, hn::IndicesFromVec(dw, hn::BitCast(DWI(), low4)));
-    };
 #pragma GCC unroll 2
     for (int64_t k = 0; k < kFastRun; k += 2 * kWide) {
       const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, p + k / 2));  // 16 bytes: 32 codes
       const int64_t a = k / (2 * kWide);
-      even[a] = hn::MulAdd(lookup(bytes), hn::LoadU(dw, xr + c0 + k), even[a]);
-      odd[a] = hn::MulAdd(lookup(hn::ShiftRight<4>(bytes)), hn::LoadU(dw, xr + c0 + k + kWide), odd[a]);
+      even[a] = hn::MulAdd(lookup16(table, bytes), hn::LoadU(dw, xr + c0 + k), even[a]);
+      odd[a] = hn::MulAdd(lookup16(table, hn::ShiftRight<4>(bytes)), hn::LoadU(dw, xr + c0 + k + kWide), odd[a]);
     }
   }
   return sum_of(even[0], odd[0], even[1], odd[1]);
@@ -509,12 +526,9 @@ HWY_INLINE float dot_int8_row(const View& v, int64_t r, const float* x) {
   return sum_of(acc[0], acc[1], acc[2], acc[3]) + tail;
 }
 
-// y[r] for a row of q8_0 blocks (32 weights: fp16 d, 32 int8): fl(d · q) per weight.
-//
-// The row is walked two blocks at a time, so that each of the 4 accumulators is named by
-// constants (on AVX-512 a block is 2 registers: the first block feeds acc[0, 1], the second
-// acc[2, 3]). Chosen by the block's index at run time, acc[] lived on the stack and every
-// multiply-add waited for a store and a load.
+// y[r] for a row of q8_0 blocks (32 weights: fp16 d, 32 int8): fl(d · q) per weight. Blocks in
+// pairs (in_pairs): on AVX-512 a block is 2 registers, the first of a pair feeds acc[0, 1], the
+// second acc[2, 3].
 HWY_INLINE float dot_q8_0_row(const View& v, int64_t r, const float* x) {
   const DW dw;
   const hn::Rebind<int8_t, DW> d8;
@@ -533,13 +547,7 @@ HWY_INLINE float dot_q8_0_row(const View& v, int64_t r, const float* x) {
       acc[a] = hn::MulAdd(w, hn::LoadU(dw, xb + k * kWide), acc[a]);
     }
   };
-  const int64_t blocks = v.cols / kGgmlBlock;
-  int64_t b = 0;
-  for (; b + 2 <= blocks; b += 2) {
-    block(b, 0);
-    block(b + 1, 1);
-  }
-  if (b < blocks) block(b, 0);
+  in_pairs(v.cols / kGgmlBlock, block);
   return sum_of(acc[0], acc[1], acc[2], acc[3]);
 }
 
@@ -644,23 +652,15 @@ HWY_INLINE float dot_q4_1_row_16(const View& v, int64_t r, const float* x) {
     const int64_t n = std::min(kGroup, blocks - b0);
     for (int64_t j = 0; j < n; ++j)
       hn::StoreU(hn::PromoteTo(d4, hn::LoadU(dh4, reinterpret_cast<const hwy::float16_t*>(row + 20 * (b0 + j)))), d4, dm + 2 * j);
-    const auto block = [&](int64_t j, int64_t a) {  // a: 0 or 2, a constant once inlined
+    const auto block = [&](int64_t j, int64_t second) {
       const uint8_t* qs = row + 20 * (b0 + j) + 4;
       const float* xb = x + (b0 + j) * kGgmlBlock;
       const VW table = hn::MulAdd(iota, hn::Set(dw, dm[2 * j]), hn::Set(dw, dm[2 * j + 1]));  // fl(q·d + m)
       const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, qs));
-      const auto lo = HWY_IS_DEBUG_BUILD ? hn::And(bytes, hn::Set(du, 15)) : bytes;
-      const VW w_lo = hn::TableLookupLanes(table, hn::IndicesFromVec(dw, hn::BitCast(DWI(), lo)));
-      const VW w_hi = hn::TableLookupLanes(table, hn::IndicesFromVec(dw, hn::BitCast(DWI(), hn::ShiftRight<4>(bytes))));
-      acc[a] = hn::MulAdd(w_lo, hn::LoadU(dw, xb), acc[a]);
-      acc[a + 1] = hn::MulAdd(w_hi, hn::LoadU(dw, xb + 16), acc[a + 1]);
+      acc[2 * second] = hn::MulAdd(lookup16(table, bytes), hn::LoadU(dw, xb), acc[2 * second]);
+      acc[2 * second + 1] = hn::MulAdd(lookup16(table, hn::ShiftRight<4>(bytes)), hn::LoadU(dw, xb + 16), acc[2 * second + 1]);
     };
-    int64_t j = 0;
-    for (; j + 2 <= n; j += 2) {
-      block(j, 0);
-      block(j + 1, 2);
-    }
-    if (j < n) block(j, 0);
+    in_pairs(n, block);
   }
   return sum_of(acc[0], acc[1], acc[2], acc[3]);
 }
@@ -696,7 +696,7 @@ HWY_INLINE float dot_nf4_row_4(const View& v, int64_t r, const float* xr) {
 
 // y[r] for a row of q4_1 blocks (32 weights: fp16 d, fp16 m, 16 bytes). Byte j holds weights j
 // (low nibble) and j + 16 (high nibble), so kWide bytes give kWide consecutive weights twice.
-// Two blocks at a time, for constant accumulators as in dot_q8_0_row.
+// Blocks in pairs, as in dot_q8_0_row.
 HWY_INLINE float dot_q4_1_row(const View& v, int64_t r, const float* x) {
   const DW dw;
   const DWU du;
@@ -719,13 +719,7 @@ HWY_INLINE float dot_q4_1_row(const View& v, int64_t r, const float* x) {
       acc[a + 1] = hn::MulAdd(hn::MulAdd(q_hi, d, m), hn::LoadU(dw, xb + 16 + kWide * h), acc[a + 1]);
     }
   };
-  const int64_t blocks = v.cols / kGgmlBlock;
-  int64_t b = 0;
-  for (; b + 2 <= blocks; b += 2) {
-    block(b, 0);
-    block(b + 1, 1);
-  }
-  if (b < blocks) block(b, 0);
+  in_pairs(v.cols / kGgmlBlock, block);
   return sum_of(acc[0], acc[1], acc[2], acc[3]);
 }
 
