@@ -358,6 +358,17 @@ TEST_CASE("fp32_to_fp16 rounds to nearest even and handles the edges", "[gguf][f
   CHECK(fp32_to_fp16(std::bit_cast<float>(0x00000001u)) == 0x0000);  // fp32 subnormal
 }
 
+TEST_CASE("fp16_to_fp32_branchless gives fp16_to_fp32's bits for every fp16 value", "[gguf][fp16]") {
+  int failures = 0;
+  for (uint32_t h = 0; h <= 0xFFFF; ++h) {
+    const uint32_t want = bits(fp16_to_fp32(static_cast<uint16_t>(h)));
+    const uint32_t got = bits(fp16_to_fp32_branchless(static_cast<uint16_t>(h)));
+    if (got != want && failures++ < 5)
+      FAIL_CHECK("fp16 0x" << std::hex << h << ": 0x" << got << ", not 0x" << want);
+  }
+  CHECK(failures == 0);
+}
+
 TEST_CASE("every fp16 value survives fp16 -> fp32 -> fp16", "[gguf][fp16]") {
   int failures = 0;
   for (uint32_t h = 0; h <= 0xFFFF; ++h) {

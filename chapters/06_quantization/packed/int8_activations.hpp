@@ -17,8 +17,10 @@
 //                                                                by one byte shuffle (vpshufb)
 //
 // 32 byte products are summed by vpmaddubsw + vpmaddwd (AVX2) or one vpdpbusd (AVX-512 VNNI or
-// AVX-VNNI): 4 instructions per 32 weights instead of about 16. The sums are exact integers (no
-// pair of products can reach the 16-bit limit), so every instruction set gives the same bits.
+// AVX-VNNI): 4 instructions per 32 weights instead of about 16. CPUs with 128-bit vectors only
+// (SSE4, NEON) widen codes and x to int16 and sum 8 products per instruction (pmaddwd, smlal).
+// The sums are exact integers (no pair of products can reach the 16-bit limit), so every
+// instruction set gives the same integer sums.
 //
 // This is lossy: it changes the numbers, not only their cost. Each x is off by at most dx/2, so a
 // product is off by at most Σ_c |ŵ[c] − m[c]| · dx[c]/2 beyond the weights' own rounding (m: the

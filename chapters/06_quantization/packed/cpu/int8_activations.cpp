@@ -1,11 +1,11 @@
 // The CPU kernels of int8_activations.hpp: x rounded to int8 once per product, then integer dot
 // products of 32 codes at a time (AVX2 intrinsics, with AVX-512 VNNI's one-instruction dot
-// product where the CPU has it; a plain loop elsewhere).
+// product where the CPU has it; Highway's portable int16 products on the 128-bit targets).
 //
 // Like packed_kernels.cpp, the file is compiled once per SIMD target by Highway's
 // foreach_target.h and each call runs the best target this CPU has (lib's tensor/simd_target.hpp):
 // the AVX2, AVX3 and AVX3_DL targets get the intrinsics below (AVX3_DL with vpdpbusd), SSE4 and
-// NEON the plain loop.
+// NEON a version in Highway's operations (8 int16 products at a time).
 //
 // One weight block of 32 and one block of x make one 8-lane vector of int32 partial sums:
 //
@@ -94,15 +94,6 @@ void reorder_by_pairs(Int8Activations& a, PackedFormat format) {
   permute_groups(a, from, a.cols / (2 * kBlock));
 }
 
-// Σ_j code_j · qx_j over one q4_1 block, exactly in integers: its 16 bytes hold weights j (low
-// nibble) and j + 16 (high nibble). The plain loop, for the machines without AVX2 and for an odd
-// last block of the two-block kernel.
-int32_t q4_1_codes_dot(const uint8_t* codes, const int8_t* qx) {
-  int32_t s = 0;
-  for (int64_t j = 0; j < 16; ++j) s += (codes[j] & 15) * qx[j] + (codes[j] >> 4) * qx[16 + j];
-  return s;
-}
-
 }  // namespace
 }  // namespace infer::quant
 #endif  // CH06_INT8_ACTIVATIONS_SHARED_
@@ -117,7 +108,7 @@ int32_t q4_1_codes_dot(const uint8_t* codes, const int8_t* qx) {
 
 #include "cpu/fp16_scale-inl.h"
 
-// This target's kernels: the AVX2 intrinsics (AVX2 and every AVX-512 target), or the plain loop.
+// This target's kernels: the AVX2 intrinsics (AVX2 and every AVX-512 target), or Highway's 128-bit ones.
 #undef INFER_INT8_X86
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 #define INFER_INT8_X86 1
@@ -318,6 +309,14 @@ inline __m256 quad_factors(const uint8_t* row, const uint8_t* nf4_scales, const 
   }
 }
 
+// Σ_j code_j · qx_j over one q4_1 block, exactly in integers: its 16 bytes hold weights j (low
+// nibble) and j + 16 (high nibble). For an odd last block of the two-block kernel.
+int32_t q4_1_codes_dot(const uint8_t* codes, const int8_t* qx) {
+  int32_t s = 0;
+  for (int64_t j = 0; j < 16; ++j) s += (codes[j] & 15) * qx[j] + (codes[j] >> 4) * qx[16 + j];
+  return s;
+}
+
 // y[i, r] for row r of Ŵ (q4_1 or nf4), x reordered by reorder_by_pairs.
 template <PackedFormat F>
 void dot_row_pairs(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activations& a, int64_t i, float* y,
@@ -357,7 +356,14 @@ void dot_row_pairs(const uint8_t* row, const uint8_t* nf4_scales, const Int8Acti
 }
 constexpr bool kPairs = true;
 
-#else  // no AVX2: the same sums, one code at a time
+#else  // 128-bit targets (SSE4, NEON): Highway's portable operations
+
+// Without AVX2's byte dot products, codes and x are widened to int16 (|product| ≤ 127 · 127 fits)
+// and multiplied 8 at a time, each adjacent pair of products summed into one int32 lane
+// (ReorderWidenMulAccumulate: pmaddwd on SSE4, smlal on NEON): 4 steps per block of 32, still
+// exact integer sums. A decoded block is 4 vectors of 8 codes, in slot order (as decode_block
+// above: q4_1's low nibbles, then its high ones; nf4's levels looked up 16 at a time by one byte
+// shuffle, TableLookupBytes), and up to 4 rows of x share it.
 
 constexpr bool kPairs = false;
 // Declared only: matmul's call to it sits under `if constexpr (kPairs)`, which discards it.
@@ -365,36 +371,80 @@ template <PackedFormat F>
 void dot_row_pairs(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activations& a, int64_t i, float* y,
                    int64_t y_stride);
 
+namespace hn = hwy::HWY_NAMESPACE;
+using D8 = hn::Full128<int8_t>;
+using D16 = hn::Full128<int16_t>;
+using D32 = hn::Full128<int32_t>;
+using DF = hn::Full128<float>;
+using V16 = hn::Vec<D16>;
+
+// 16 int8 values as two vectors of 8 int16: values 0–7, then 8–15.
+HWY_INLINE void widen(hn::Vec<D8> v, V16& lo, V16& hi) {
+  const hn::Full64<int8_t> half;
+  lo = hn::PromoteTo(D16(), hn::LowerHalf(half, v));
+  hi = hn::PromoteTo(D16(), hn::UpperHalf(half, v));
+}
+
+// Block b's 32 codes (slots 0–31 in w[0] … w[3]) and its scale d (q4_1 also its offset m).
+template <PackedFormat F>
+HWY_INLINE void decode_block(const uint8_t* row, const uint8_t* nf4_scales, int64_t b, hn::Vec<D8> nf4_table, V16 w[4],
+                             float& d, float& m) {
+  const D8 d8;
+  if constexpr (F == PackedFormat::q8_0) {
+    const uint8_t* blk = row + 34 * b;
+    d = load_scale(blk);
+    const auto* codes = reinterpret_cast<const int8_t*>(blk + 2);
+    widen(hn::LoadU(d8, codes), w[0], w[1]);
+    widen(hn::LoadU(d8, codes + 16), w[2], w[3]);
+  } else {
+    const hn::Full128<uint8_t> du8;
+    const uint8_t* bytes = F == PackedFormat::q4_1 ? row + 20 * b + 4 : row + 16 * b;
+    const auto packed = hn::LoadU(du8, bytes);
+    hn::Vec<D8> lo = hn::BitCast(d8, hn::And(packed, hn::Set(du8, 0x0F)));  // slots 0–15
+    hn::Vec<D8> hi = hn::BitCast(d8, hn::ShiftRight<4>(packed));           // slots 16–31
+    if constexpr (F == PackedFormat::q4_1) {
+      d = load_scale(row + 20 * b);
+      m = load_scale(row + 20 * b + 2);
+    } else {  // nf4: one absmax per 64 weights = 2 blocks
+      d = load_scale(nf4_scales + 2 * (b / 2)) * kInverse127;
+      lo = hn::TableLookupBytes(nf4_table, lo);
+      hi = hn::TableLookupBytes(nf4_table, hi);
+    }
+    widen(lo, w[0], w[1]);
+    widen(hi, w[2], w[3]);
+  }
+}
+
 template <PackedFormat F, int NX>
 void dot_rows(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activations& a, int64_t i, float* y,
               int64_t y_stride) {
+  const D8 d8;
+  const D32 d32;
+  const DF df;
   const int64_t blocks = a.cols / kBlock;
-  const int8_t* table = nf4_levels_int8();
-  for (int k = 0; k < NX; ++k) {
-    float total = 0, offset = 0;
-    for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t xb = (i + k) * blocks + b;
+  const auto table = hn::LoadU(d8, nf4_levels_int8());
+  hn::Vec<DF> acc[NX];
+  float offset[NX] = {};  // q4_1: Σ m · Σx
+  for (int k = 0; k < NX; ++k) acc[k] = hn::Zero(df);
+  for (int64_t b = 0; b < blocks; ++b) {
+    V16 w[4];
+    float d = 0, m = 0;
+    decode_block<F>(row, nf4_scales, b, table, w, d, m);
+    for (int k = 0; k < NX; ++k) {
+      const int64_t xb = (i + k) * blocks + b;  // block b of x's row i + k
       const int8_t* qx = a.q.data() + xb * kBlock;
-      int32_t s = 0;
-      float d = 0;
-      if constexpr (F == PackedFormat::q8_0) {
-        const uint8_t* blk = row + 34 * b;
-        d = load_scale(blk);
-        for (int64_t j = 0; j < kBlock; ++j) s += static_cast<int8_t>(blk[2 + j]) * qx[j];
-      } else if constexpr (F == PackedFormat::q4_1) {
-        const uint8_t* blk = row + 20 * b;
-        d = load_scale(blk);
-        offset += load_scale(blk + 2) * a.blocks[xb].sum;
-        s = q4_1_codes_dot(blk + 4, qx);
-      } else {
-        const uint8_t* bytes = row + 16 * b;
-        d = load_scale(nf4_scales + 2 * (b / 2)) * kInverse127;
-        for (int64_t j = 0; j < 16; ++j) s += table[bytes[j] & 15] * qx[j] + table[bytes[j] >> 4] * qx[16 + j];
-      }
-      total += static_cast<float>(s) * (d * a.blocks[xb].scale);
+      V16 x[4];
+      widen(hn::LoadU(d8, qx), x[0], x[1]);
+      widen(hn::LoadU(d8, qx + 16), x[2], x[3]);
+      auto odd = hn::Zero(d32);  // the targets that keep the odd products apart put them here
+      auto sums = hn::Zero(d32);
+      for (int q = 0; q < 4; ++q) sums = hn::ReorderWidenMulAccumulate(d32, w[q], x[q], sums, odd);
+      sums = hn::RearrangeToOddPlusEven(sums, odd);
+      acc[k] = hn::MulAdd(hn::ConvertTo(df, sums), hn::Set(df, d * a.blocks[xb].scale), acc[k]);
+      if constexpr (F == PackedFormat::q4_1) offset[k] += m * a.blocks[xb].sum;
     }
-    y[(i + k) * y_stride] = total + offset;
   }
+  for (int k = 0; k < NX; ++k) y[(i + k) * y_stride] = hn::GetLane(hn::SumOfLanes(df, acc[k])) + offset[k];
 }
 
 #endif
