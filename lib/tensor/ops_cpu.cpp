@@ -67,34 +67,42 @@ auto view1d(const Tensor& t) {
 
 }  // namespace
 
-// 128 rows of weights × 576 inputs is 288 KiB: a block's share of B stays in L2 while OpenBLAS
-// runs through it, and packing A again for each block costs a few percent.
-constexpr int64_t kSgemmBlock = 128;
+// How sgemm cuts C into blocks, each an ordinary single-threaded OpenBLAS call. Every call first
+// copies ("packs") its share of A and all the columns of B it needs into OpenBLAS's own layout,
+// so each extra block packs again: cut into 128-column blocks, as lib once did, a 512-token
+// prefill's products (C [512 tokens, 576–1 536 features]) packed the tokens' rows 5 to 12 times
+// each, nearly a quarter of their time on the Sapphire Rapids-class Xeon. So the blocks are as
+// large as leaves enough of them for several threads: rows of C (a prefill's tokens) in blocks
+// of 256, and the columns cut into equal parts (whole multiples of 16) until there are at least
+// 4 blocks. The blocks depend on the shape alone, not on the thread count, so a product gets the
+// same bits on 1 thread or 16 (OpenBLAS's kernels for AVX2 give other bits for another cut: the
+// cut cannot follow the thread count). Effect: bench_decode (prefill GFLOP/s),
+// compare_llama_cpp.py (prefill).
+constexpr int64_t kSgemmRows = 256;
+constexpr int64_t kSgemmMinBlocks = 4;
 
 void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, const float* B,
            float beta, float* C) {
   // Chapter 08's training calls this entry point directly: it follows the backend choice too.
   if (cpu_backend() == CpuBackend::reference) return reference::sgemm(trans_a, trans_b, M, N, K, alpha, A, B, beta, C);
   num_threads();  // the pool and OpenBLAS's single-thread setting are in place
-  const int lda = trans_a ? M : K, ldb = trans_b ? K : N;
+  const int64_t lda = trans_a ? M : K, ldb = trans_b ? K : N;
   const auto ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
-  const auto offset = [](int64_t i, int64_t ld) { return i * ld; };
-  // Split the larger side of C in blocks of kSgemmBlock whole rows or columns; each block is an
-  // ordinary single-threaded sgemm. The blocks depend on the shape alone, not on the thread
-  // count, so a product gets the same bits on 1 thread or 16. (They are not always the bits of
-  // one unsplit call: OpenBLAS picks different kernels for small shapes.)
-  if (M >= N) {
-    parallel_for(M, kSgemmBlock, [&](int64_t r0, int64_t r1) {
-      const float* a = trans_a ? A + r0 : A + offset(r0, lda);
-      cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(r1 - r0), N, K, alpha, a, lda, B, ldb, beta,
-                  C + offset(r0, N), N);
-    });
-  } else {
-    parallel_for(N, kSgemmBlock, [&](int64_t c0, int64_t c1) {
-      const float* b = trans_b ? B + offset(c0, ldb) : B + c0;
-      cblas_sgemm(CblasRowMajor, ta, tb, M, static_cast<int>(c1 - c0), K, alpha, A, lda, b, ldb, beta, C + c0, N);
-    });
-  }
+  const auto blocks_of = [](int64_t n, int64_t size) { return (n + size - 1) / size; };
+  const int64_t row_blocks = blocks_of(M, kSgemmRows);
+  const int64_t column_parts = std::min(blocks_of(N, 16), blocks_of(kSgemmMinBlocks, row_blocks));
+  const int64_t columns = blocks_of(blocks_of(N, column_parts), 16) * 16;  // per block, a multiple of 16
+  const int64_t column_blocks = blocks_of(N, columns);
+  parallel_for(row_blocks * column_blocks, 1, [&](int64_t first, int64_t last) {
+    for (int64_t block = first; block < last; ++block) {
+      const int64_t r0 = block / column_blocks * kSgemmRows, r1 = std::min<int64_t>(M, r0 + kSgemmRows);
+      const int64_t c0 = block % column_blocks * columns, c1 = std::min<int64_t>(N, c0 + columns);
+      const float* a = trans_a ? A + r0 : A + r0 * lda;  // rows r0 … r1 − 1 of op(A)
+      const float* b = trans_b ? B + c0 * ldb : B + c0;  // columns c0 … c1 − 1 of op(B)
+      cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(r1 - r0), static_cast<int>(c1 - c0), K, alpha, a,
+                  static_cast<int>(lda), b, static_cast<int>(ldb), beta, C + r0 * N + c0, N);
+    }
+  });
 }
 
 void matmul_t(const Tensor& x, const Tensor& w, Tensor& y) {

@@ -122,8 +122,9 @@ TEST_CASE("sgemm: fast within the dot-product bound of the reference, every tran
     int M, N, K;
   };
   uint32_t seed = 200;
-  // 130 rows and 200 columns are split in blocks of 128 by the fast sgemm.
-  for (const Shape3 s : {Shape3{1, 1, 1}, {3, 5, 7}, {17, 9, 603}, {130, 3, 37}, {2, 200, 64}})
+  // The fast sgemm cuts C [2, 200] in 4 blocks of columns (64, 64, 64, 8), C [300, 40] in 2 × 2
+  // (rows 256 + 44, columns 32 + 8).
+  for (const Shape3 s : {Shape3{1, 1, 1}, {3, 5, 7}, {17, 9, 603}, {130, 3, 37}, {2, 200, 64}, {300, 40, 33}})
     for (const bool ta : {false, true})
       for (const bool tb : {false, true})
         for (const float alpha : {1.0f, 0.5f})
