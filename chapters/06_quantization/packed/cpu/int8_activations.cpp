@@ -358,8 +358,8 @@ constexpr bool kPairs = true;
 
 #else  // 128-bit targets (SSE4, NEON): Highway's portable operations
 
-// Without AVX2's byte dot products, codes and x are widened to int16 (|product| ≤ 127 · 127 fits)
-// and multiplied 8 at a time, each adjacent pair of products summed into one int32 lane
+// Without AVX2's byte dot products, codes and x are widened to int16 and multiplied 8 at a
+// time into int32 sums, each adjacent pair of products added into one int32 lane
 // (ReorderWidenMulAccumulate: pmaddwd on SSE4, smlal on NEON): 4 steps per block of 32, still
 // exact integer sums. A decoded block is 4 vectors of 8 codes, in slot order (as decode_block
 // above: q4_1's low nibbles, then its high ones; nf4's levels looked up 16 at a time by one byte
@@ -436,7 +436,7 @@ void dot_rows(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activatio
       V16 x[4];
       widen(hn::LoadU(d8, qx), x[0], x[1]);
       widen(hn::LoadU(d8, qx + 16), x[2], x[3]);
-      auto odd = hn::Zero(d32);  // the targets that keep the odd products apart put them here
+      auto odd = hn::Zero(d32);  // NEON keeps half of the products apart, here, until the end
       auto sums = hn::Zero(d32);
       for (int q = 0; q < 4; ++q) sums = hn::ReorderWidenMulAccumulate(d32, w[q], x[q], sums, odd);
       sums = hn::RearrangeToOddPlusEven(sums, odd);
