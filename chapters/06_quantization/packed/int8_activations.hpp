@@ -49,6 +49,7 @@ struct Int8Activations {
   int64_t n = 0, cols = 0;
   std::vector<int8_t> q;       // [n, cols]: round(x / dx), in −127 … 127
   std::vector<Block> blocks;   // [n, cols / 32]
+  std::vector<int16_t> q16;    // [n, cols]: q as int16, for the kernels of 128-bit targets (SSE4, NEON)
 };
 void quantize_activations_int8(const float* x, int64_t n, int64_t cols, Int8Activations& out);
 

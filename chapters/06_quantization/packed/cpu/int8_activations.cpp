@@ -363,7 +363,7 @@ constexpr bool kPairs = true;
 // (ReorderWidenMulAccumulate: pmaddwd on SSE4, smlal on NEON): 4 steps per block of 32, still
 // exact integer sums. A decoded block is 4 vectors of 8 codes, in slot order (as decode_block
 // above: q4_1's low nibbles, then its high ones; nf4's levels looked up 16 at a time by one byte
-// shuffle, TableLookupBytes), and up to 4 rows of x share it.
+// shuffle, TableLookupBytes), and up to 4 rows of x share it; x is widened once per product.
 
 constexpr bool kPairs = false;
 // Declared only: matmul's call to it sits under `if constexpr (kPairs)`, which discards it.
@@ -415,6 +415,18 @@ HWY_INLINE void decode_block(const uint8_t* row, const uint8_t* nf4_scales, int6
   }
 }
 
+// x's codes as int16, [n, cols]: every row of Ŵ multiplies the same x, so it is widened once
+// per product here rather than once per weight row in dot_rows.
+void widen_x(Int8Activations& a) {
+  a.q16.resize(a.q.size());
+  for (std::size_t c = 0; c < a.q.size(); c += 16) {
+    V16 lo, hi;
+    widen(hn::LoadU(D8(), a.q.data() + c), lo, hi);
+    hn::StoreU(lo, D16(), a.q16.data() + c);
+    hn::StoreU(hi, D16(), a.q16.data() + c + 8);
+  }
+}
+
 template <PackedFormat F, int NX>
 void dot_rows(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activations& a, int64_t i, float* y,
               int64_t y_stride) {
@@ -432,10 +444,9 @@ void dot_rows(const uint8_t* row, const uint8_t* nf4_scales, const Int8Activatio
     decode_block<F>(row, nf4_scales, b, table, w, d, m);
     for (int k = 0; k < NX; ++k) {
       const int64_t xb = (i + k) * blocks + b;  // block b of x's row i + k
-      const int8_t* qx = a.q.data() + xb * kBlock;
+      const int16_t* qx = a.q16.data() + xb * kBlock;  // widened once per product: widen_x
       V16 x[4];
-      widen(hn::LoadU(d8, qx), x[0], x[1]);
-      widen(hn::LoadU(d8, qx + 16), x[2], x[3]);
+      for (int q = 0; q < 4; ++q) x[q] = hn::LoadU(D16(), qx + 8 * q);
       auto odd = hn::Zero(d32);  // NEON keeps half of the products apart, here, until the end
       auto sums = hn::Zero(d32);
       for (int q = 0; q < 4; ++q) sums = hn::ReorderWidenMulAccumulate(d32, w[q], x[q], sums, odd);
@@ -543,17 +554,16 @@ void Int8Matmul(PackedFormat format, const uint8_t* w, int64_t rows, int64_t col
                 float* y) {
   thread_local Int8Activations a;  // reused from call to call: a decode step makes ~200 products
   QuantizeActivations(x, n, cols, a);
+  // x in the order of the weights' slots (q8_0's and, block by block, q4_1's are x's own).
+  if (in_pairs(format, a)) reorder_by_pairs(a, format);
+  else if (format == PackedFormat::nf4) reorder_by_blocks(a, format);
+#if !INFER_INT8_X86
+  widen_x(a);
+#endif
   switch (format) {
     case PackedFormat::q8_0: matmul<PackedFormat::q8_0>(w, rows, cols, a, y); break;
-    case PackedFormat::q4_1:
-      if (in_pairs(format, a)) reorder_by_pairs(a, format);  // otherwise x's order is the blocks' already
-      matmul<PackedFormat::q4_1>(w, rows, cols, a, y);
-      break;
-    default:
-      if (in_pairs(format, a)) reorder_by_pairs(a, format);
-      else reorder_by_blocks(a, format);
-      matmul<PackedFormat::nf4>(w, rows, cols, a, y);
-      break;
+    case PackedFormat::q4_1: matmul<PackedFormat::q4_1>(w, rows, cols, a, y); break;
+    default: matmul<PackedFormat::nf4>(w, rows, cols, a, y); break;
   }
 }
 
