@@ -10,8 +10,9 @@ drawn where its data does not put it, a tick label moved, a curve the record doe
 curve the record has and the plot lacks, a point off its formula, a loss curve unlike the record,
 and an SVG that does not carry its points.
 
-    tests/report/test_own_plots.py BUILD/tests/report/svg_plot_sample
+    tests/report/test_own_plots.py [EMULATOR ...] BUILD/tests/report/svg_plot_sample
                                         exit 0 when every case holds, 1 otherwise
+                                        (EMULATOR: a cross build's, e.g. qemu-aarch64)
 """
 import json
 import re
@@ -87,16 +88,16 @@ failures = []
 def draw(sample, path, curves, flags):
     """The plot as lib's plotter draws it."""
     lines = "".join(f"{name}\t{style}\t{' '.join(map(repr, xs))}\t{' '.join(map(repr, ys))}\n" for name, style, xs, ys in curves)
-    r = subprocess.run([sample, str(path), *flags], input=lines, capture_output=True, text=True)
+    r = subprocess.run([*sample, str(path), *flags], input=lines, capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"svg_plot_sample failed: {r.stderr}")
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
-    sample = sys.argv[1]
+    sample = sys.argv[1:]  # the sample binary, after its emulator if any
     with tempfile.TemporaryDirectory() as d:
         report = Path(d)
         (report / "plots").mkdir()
