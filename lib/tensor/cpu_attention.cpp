@@ -85,12 +85,21 @@ namespace hn = hwy::HWY_NAMESPACE;
 using D = hn::CappedTag<float, 8>;
 using Batch = hn::Vec<D>;
 constexpr int64_t kWidth = static_cast<int64_t>(hn::MaxLanes(D()));
+// Steps 2 and 3 below (the exponentials, the weighted sums of value rows) compute every number
+// in a lane of its own, so the register's width does not change a bit of them: they take the
+// widest register the CPU has (16 lanes on AVX-512, half the instructions). Step 1's dot
+// products are summed across lanes (sum_lanes), so there the width is part of the result: 8.
+using DW = hn::ScalableTag<float>;
+using WideBatch = hn::Vec<DW>;
+constexpr int64_t kWideWidth = static_cast<int64_t>(hn::MaxLanes(DW()));
+static_assert(kWideWidth == kWidth || kWideWidth == 2 * kWidth, "a wide register is one or two of D's");
 constexpr int64_t kQueryBlock = 16;  // queries per work item (× G rows)
 constexpr int64_t kKeyChunk = kAttentionKeyChunk;  // keys per chunk (a multiple of kValueBlock and kKeyTile)
 constexpr int kKeyTile = kWidth / 2;  // keys two query rows take at a time: 2 × kKeyTile sums, one register of results
 constexpr int64_t kValueBlock = 32;  // value rows every row of a work item takes before the next ones
 constexpr int kRowTile = 3;           // output rows that share each load of a value row
-static_assert(kKeyChunk % kValueBlock == 0 && kKeyChunk % kKeyTile == 0, "a chunk holds whole tiles");
+static_assert(kKeyChunk % kValueBlock == 0 && kKeyChunk % kKeyTile == 0 && kKeyChunk % kWideWidth == 0,
+              "a chunk holds whole tiles and whole wide registers");
 
 int64_t round_up(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
 
@@ -171,7 +180,7 @@ inline void dot_keys(const float* const* q, const float* const* keys, int64_t d,
 }
 
 // R rows of outputs, each plus a weighted sum of the same n value rows:
-//   out_r[i … i + C·kWidth) += Σ_j p_r[j] · v_j[i … i + C·kWidth)   for r = 0 … R − 1
+//   out_r[i … i + C·W) += Σ_j p_r[j] · v_j[i … i + C·W)   for r = 0 … R − 1   (W = kWideWidth)
 // The R·C pieces of out stay in registers while the n value rows go by (j = 0 first), and each
 // piece of a value row is loaded once for the R rows: a load serves R multiply-adds, not one.
 // With one row per load this loop is limited by its loads, not its multiply-adds; sharing each
@@ -182,21 +191,21 @@ inline void dot_keys(const float* const* q, const float* const* keys, int64_t d,
 template <int R, int C>
 inline void add_values_piece(float* const* out, const float* const* p, const float* const* values, int64_t n,
                              int64_t i) {
-  const D d;
-  Batch o[R][C];
+  const DW d;
+  WideBatch o[R][C];
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) o[r][c] = hn::LoadU(d, out[r] + i + c * kWidth);
+    for (int c = 0; c < C; ++c) o[r][c] = hn::LoadU(d, out[r] + i + c * kWideWidth);
   for (int64_t j = 0; j < n; ++j) {
-    Batch pj[R];
+    WideBatch pj[R];
     for (int r = 0; r < R; ++r) pj[r] = hn::Set(d, p[r][j]);
     const float* v = values[j] + i;
     for (int c = 0; c < C; ++c) {
-      const Batch vc = load_piece<R>(d, v + c * kWidth);  // used by R rows: kept in its register
+      const WideBatch vc = load_piece<R>(d, v + c * kWideWidth);  // used by R rows: kept in its register
       for (int r = 0; r < R; ++r) o[r][c] = hn::MulAdd(pj[r], vc, o[r][c]);
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) hn::StoreU(o[r][c], d, out[r] + i + c * kWidth);
+    for (int c = 0; c < C; ++c) hn::StoreU(o[r][c], d, out[r] + i + c * kWideWidth);
 }
 
 // out_r[0 … d) += Σ_j p_r[j] · v_j for R rows and n value rows: four registers of each row at a
@@ -205,8 +214,8 @@ inline void add_values_piece(float* const* out, const float* const* p, const flo
 template <int R>
 inline void add_values(float* const* out, const float* const* p, const float* const* values, int64_t n, int64_t d) {
   int64_t i = 0;
-  for (; i + 4 * kWidth <= d; i += 4 * kWidth) add_values_piece<R, 4>(out, p, values, n, i);
-  for (; i + kWidth <= d; i += kWidth) add_values_piece<R, 1>(out, p, values, n, i);
+  for (; i + 4 * kWideWidth <= d; i += 4 * kWideWidth) add_values_piece<R, 4>(out, p, values, n, i);
+  for (; i + kWideWidth <= d; i += kWideWidth) add_values_piece<R, 1>(out, p, values, n, i);
   for (; i < d; ++i)
     for (int r = 0; r < R; ++r)
       for (int64_t j = 0; j < n; ++j) out[r][i] += p[r][j] * values[j][i];
@@ -241,6 +250,18 @@ class LaneSumsInDouble {
   hn::Vec<DD> low_, high_;
 };
 
+// A wide register added to the sums as two registers of D would be: its lower half, then its
+// upper one (a template, so that only the branch of this target's widths is compiled).
+template <class V>
+HWY_INLINE void add_in_halves(LaneSumsInDouble& sums, V e) {
+  if constexpr (kWideWidth == kWidth) {
+    sums.add(e);
+  } else {
+    sums.add(hn::LowerHalf(hn::Half<DW>(), e));
+    sums.add(hn::UpperHalf(hn::Half<DW>(), e));
+  }
+}
+
 // One row's share of one chunk: its largest score m and l = Σ exp(s_j − m), computed in
 // double (thousands of terms of very different sizes over a long context); its o lives in the
 // item's output rows.
@@ -251,20 +272,22 @@ struct ChunkSums {
 
 // Turns one row of scores s[0 … n) of a chunk into exp(s_j − m), in place, and returns m and
 // their sum (subtracting the max keeps exp from overflowing; the combination divides by the
-// sum). s has room for round_up(n, kWidth) floats: the padding is set to −inf, whose exp is 0,
+// sum). s has room for round_up(n, kWideWidth) floats: the padding is set to −inf, whose exp is 0,
 // so every step works on whole registers and the exponentials are vectorised.
 inline ChunkSums exp_row(float* s, int64_t n) {
-  const D d;
-  const int64_t padded = round_up(n, kWidth);
+  const DW d;
+  const int64_t padded = round_up(n, kWideWidth);
   std::fill(s + n, s + padded, -std::numeric_limits<float>::infinity());
-  Batch max_lanes = hn::Set(d, -std::numeric_limits<float>::infinity());
-  for (int64_t j = 0; j < padded; j += kWidth) max_lanes = hn::Max(max_lanes, hn::LoadU(d, s + j));
-  const Batch max_score = hn::MaxOfLanes(d, max_lanes);  // in every lane
-  LaneSumsInDouble sums;  // one running sum per lane, added up in lane order at the end
-  for (int64_t j = 0; j < padded; j += kWidth) {
-    const Batch e = hn::Exp(d, hn::Sub(hn::LoadU(d, s + j), max_score));
+  WideBatch max_lanes = hn::Set(d, -std::numeric_limits<float>::infinity());
+  for (int64_t j = 0; j < padded; j += kWideWidth) max_lanes = hn::Max(max_lanes, hn::LoadU(d, s + j));
+  const WideBatch max_score = hn::MaxOfLanes(d, max_lanes);  // in every lane
+  // One running sum per lane of D, added up in lane order at the end: the same bits as with
+  // registers of D (a wide register's padding half adds exp(−inf) = 0 to each sum).
+  LaneSumsInDouble sums;
+  for (int64_t j = 0; j < padded; j += kWideWidth) {
+    const WideBatch e = hn::Exp(d, hn::Sub(hn::LoadU(d, s + j), max_score));
     hn::StoreU(e, d, s + j);
-    sums.add(e);
+    add_in_halves(sums, e);
   }
   return {hn::GetLane(max_score), sums.total()};
 }
