@@ -34,7 +34,8 @@
 // which is softmax(S) · V again (the same regrouping FlashAttention's online softmax and
 // "flash decoding" make), with each chunk read by one thread straight through.
 //
-// Exactness: every number a row computes — its dot products, each chunk's max, exponentials,
+// Exactness: every number a row computes — its dot products (each one lane's chain of
+// multiply-adds over a tile of keys turned on its side: dot_keys), each chunk's max, exponentials,
 // sum and weighted sum of values, and the combination of its chunks — is computed by the same
 // instructions in the same order whatever other rows share its block and whichever thread runs
 // it. The chunks sit at fixed positions, so they are the same chunks in every call. So a query
@@ -80,26 +81,23 @@ namespace infer::cpu::HWY_NAMESPACE {
 namespace {
 
 namespace hn = hwy::HWY_NAMESPACE;
-// One SIMD register of floats: eight lanes wherever the CPU has them (AVX2, and also on AVX-512
-// machines, so that both kinds run the same instructions), else what it has (4 on SSE4, NEON).
-using D = hn::CappedTag<float, 8>;
+// One SIMD register of floats, the widest the CPU has: 16 lanes on AVX-512, 8 on AVX2, 4 on
+// SSE4 and NEON. Scores, exponentials and output floats are each computed in a lane of their
+// own, so a wider register computes more of them at once without changing their bits; only the
+// sums of the exponentials (one running double per lane, LaneSumsInDouble) depend on the width,
+// and a process runs one SIMD target throughout.
+using D = hn::ScalableTag<float>;
 using Batch = hn::Vec<D>;
 constexpr int64_t kWidth = static_cast<int64_t>(hn::MaxLanes(D()));
-// Steps 2 and 3 below (the exponentials, the weighted sums of value rows) compute every number
-// in a lane of its own, so the register's width does not change a bit of them: they take the
-// widest register the CPU has (16 lanes on AVX-512, half the instructions). Step 1's dot
-// products are summed across lanes (sum_lanes), so there the width is part of the result: 8.
-using DW = hn::ScalableTag<float>;
-using WideBatch = hn::Vec<DW>;
-constexpr int64_t kWideWidth = static_cast<int64_t>(hn::MaxLanes(DW()));
-static_assert(kWideWidth == kWidth || kWideWidth == 2 * kWidth, "a wide register is one or two of D's");
 constexpr int64_t kQueryBlock = 16;  // queries per work item (× G rows)
 constexpr int64_t kKeyChunk = kAttentionKeyChunk;  // keys per chunk (a multiple of kValueBlock and kKeyTile)
-constexpr int kKeyTile = kWidth / 2;  // keys two query rows take at a time: 2 × kKeyTile sums, one register of results
+constexpr int64_t kKeyTile = 2 * kWidth;  // keys whose scores a row computes together: two registers
+// Query rows that share each load of a tile's keys: their 2 × kScoreRows running scores stay in
+// registers (16 of AVX-512's 32; 8 of the 16 that AVX2, SSE4 and the 4-lane NEON code use).
+constexpr int kScoreRows = kWidth >= 16 ? 8 : 4;
 constexpr int64_t kValueBlock = 32;  // value rows every row of a work item takes before the next ones
 constexpr int kRowTile = 3;           // output rows that share each load of a value row
-static_assert(kKeyChunk % kValueBlock == 0 && kKeyChunk % kKeyTile == 0 && kKeyChunk % kWideWidth == 0,
-              "a chunk holds whole tiles and whole wide registers");
+static_assert(kKeyChunk % kValueBlock == 0 && kKeyChunk % kKeyTile == 0, "a chunk holds whole tiles");
 
 int64_t round_up(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
 
@@ -126,61 +124,65 @@ HWY_INLINE void prefetch_rows(const std::vector<const float*>& rows, int64_t j0,
       __builtin_prefetch(rows[j] + i);
 }
 
-// kWidth partial sums (one register each) summed across their lanes at once: lane n of the
-// result is the sum of acc[n]'s lanes, by one fixed tree (with eight lanes ((l0 + l1) + (l2 + l3))
-// + ((l4 + l5) + (l6 + l7))) whatever the other registers hold. Each round adds neighbouring
-// lanes of two registers into one (their even lanes plus their odd lanes, side by side), so
-// kWidth registers become kWidth / 2, then kWidth / 4, … then one.
-HWY_INLINE Batch sum_lanes(const Batch* acc) {
-  const D d;
-  Batch v[kWidth];
-  for (int64_t n = 0; n < kWidth; ++n) v[n] = acc[n];
-  for (int64_t count = kWidth; count > 1; count /= 2)
-    for (int64_t i = 0; i < count / 2; ++i)  // v[2i], v[2i + 1] → v[i]: reads ahead of writes
-      v[i] = hn::Add(hn::ConcatEven(d, v[2 * i + 1], v[2 * i]), hn::ConcatOdd(d, v[2 * i + 1], v[2 * i]));
-  return v[0];
+// A tile of keys turned on its side: kt[i · kKeyTile + j] = element i of key j (j < n; zeros
+// after), so that element i of all the tile's keys is one row of two registers, one key per
+// lane. 4 × 4 blocks at a time: four keys' elements i … i + 3 loaded, transposed by two rounds of
+// interleaving (floats, then pairs of floats), stored as four pieces of four keys.
+HWY_INLINE void transpose_keys(const float* const* keys, int64_t n, int64_t d, float* kt) {
+  const hn::Full128<float> d4;
+  const hn::Repartition<double, hn::Full128<float>> d2;  // a pair of floats as one lane
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    int64_t i = 0;
+    for (; i + 4 <= d; i += 4) {
+      const auto a = hn::LoadU(d4, keys[j] + i), b = hn::LoadU(d4, keys[j + 1] + i);
+      const auto c = hn::LoadU(d4, keys[j + 2] + i), e = hn::LoadU(d4, keys[j + 3] + i);
+      // a0 b0 a1 b1, c0 e0 c1 e1, a2 b2 a3 b3, c2 e2 c3 e3
+      const auto ab01 = hn::BitCast(d2, hn::InterleaveLower(d4, a, b)), ce01 = hn::BitCast(d2, hn::InterleaveLower(d4, c, e));
+      const auto ab23 = hn::BitCast(d2, hn::InterleaveUpper(d4, a, b)), ce23 = hn::BitCast(d2, hn::InterleaveUpper(d4, c, e));
+      hn::StoreU(hn::BitCast(d4, hn::InterleaveLower(d2, ab01, ce01)), d4, kt + (i + 0) * kKeyTile + j);  // a0 b0 c0 e0
+      hn::StoreU(hn::BitCast(d4, hn::InterleaveUpper(d2, ab01, ce01)), d4, kt + (i + 1) * kKeyTile + j);  // a1 b1 c1 e1
+      hn::StoreU(hn::BitCast(d4, hn::InterleaveLower(d2, ab23, ce23)), d4, kt + (i + 2) * kKeyTile + j);
+      hn::StoreU(hn::BitCast(d4, hn::InterleaveUpper(d2, ab23, ce23)), d4, kt + (i + 3) * kKeyTile + j);
+    }
+    for (; i < d; ++i)  // D not a multiple of 4
+      for (int k = 0; k < 4; ++k) kt[i * kKeyTile + j + k] = keys[j + k][i];
+  }
+  for (; j < n; ++j)
+    for (int64_t i = 0; i < d; ++i) kt[i * kKeyTile + j] = keys[j][i];
+  for (; j < kKeyTile; ++j)  // past the chunk's last key: scores nobody reads, but no garbage
+    for (int64_t i = 0; i < d; ++i) kt[i * kKeyTile + j] = 0.0f;
 }
 
-// s[r · s_stride + n] = q_r · k_n · scale for R query rows and N keys (R·N ≤ kWidth), over d
-// floats. Each sum runs in kWidth lanes down the row (one register per (row, key)), then across
-// the lanes by sum_lanes. Every score sees the same operations in the same order whatever R and N are, so
-// it has the same bits computed alone or in a tile; a tile lets each load of a key row serve R
-// rows and each load of a query row serve N keys.
-template <int R, int N>
-inline void dot_keys(const float* const* q, const float* const* keys, int64_t d, float scale, float* s,
-                     int64_t s_stride) {
-  static_assert(R * N <= kWidth);
+// s_r[j] = (q_r · k_j) · scale for R query rows and the kKeyTile keys of a tile on its side (kt),
+// over d floats. Lane j of a register holds key j's score, built by one multiply-add per
+// element in element order: s = 0, then s = q[i]·k[i] + s for i = 0 … d − 1, rounded after
+// each (and no sum across lanes). That chain is the same whatever R is, whichever rows and tile the score is
+// computed with, and whatever the register's width, so a score has the same bits in a prefill,
+// in a verification pass and alone. Each load of the keys serves R rows; each query element is
+// broadcast once for the tile.
+template <int R>
+HWY_INLINE void dot_keys(const float* const* q, const float* kt, int64_t d, float scale, float* const* s) {
   const D df;
-  Batch acc[kWidth];
-  for (int64_t n = 0; n < kWidth; ++n) acc[n] = hn::Zero(df);
-  const float* k[N];
-  for (int n = 0; n < N; ++n) k[n] = keys[n];
-  int64_t i = 0;
-  for (; i + kWidth <= d; i += kWidth) {
-    Batch qi[R];
-    for (int r = 0; r < R; ++r) qi[r] = load_piece<N>(df, q[r] + i);  // used by N keys
-    for (int n = 0; n < N; ++n) {
-      const Batch kn = load_piece<R>(df, k[n] + i);  // used by R rows: kept in its register
-      for (int r = 0; r < R; ++r) acc[r * N + n] = hn::MulAdd(qi[r], kn, acc[r * N + n]);
+  Batch acc[R][2];
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = hn::Zero(df);
+  for (int64_t i = 0; i < d; ++i) {
+    // used by R rows: kept in their registers
+    const Batch k0 = load_piece<R>(df, kt + i * kKeyTile), k1 = load_piece<R>(df, kt + i * kKeyTile + kWidth);
+    for (int r = 0; r < R; ++r) {
+      const Batch qi = hn::Set(df, q[r][i]);
+      acc[r][0] = hn::MulAdd(qi, k0, acc[r][0]);
+      acc[r][1] = hn::MulAdd(qi, k1, acc[r][1]);
     }
   }
-  alignas(64) float sums[kWidth];
-  if (i == d) {  // no tail (D a multiple of the width): scale all the sums at once
-    hn::Store(hn::Mul(sum_lanes(acc), hn::Set(df, scale)), df, sums);
-    for (int r = 0; r < R; ++r) std::copy_n(sums + r * N, N, s + r * s_stride);
-    return;
+  for (int r = 0; r < R; ++r) {
+    hn::StoreU(hn::Mul(acc[r][0], hn::Set(df, scale)), df, s[r]);
+    hn::StoreU(hn::Mul(acc[r][1], hn::Set(df, scale)), df, s[r] + kWidth);
   }
-  hn::Store(sum_lanes(acc), df, sums);
-  for (int r = 0; r < R; ++r)
-    for (int n = 0; n < N; ++n) {
-      float sum = sums[r * N + n];
-      for (int64_t t = i; t < d; ++t) sum += q[r][t] * k[n][t];  // the tail when D is not a multiple of the width
-      s[r * s_stride + n] = sum * scale;
-    }
 }
 
 // R rows of outputs, each plus a weighted sum of the same n value rows:
-//   out_r[i … i + C·W) += Σ_j p_r[j] · v_j[i … i + C·W)   for r = 0 … R − 1   (W = kWideWidth)
+//   out_r[i … i + C·kWidth) += Σ_j p_r[j] · v_j[i … i + C·kWidth)   for r = 0 … R − 1
 // The R·C pieces of out stay in registers while the n value rows go by (j = 0 first), and each
 // piece of a value row is loaded once for the R rows: a load serves R multiply-adds, not one.
 // With one row per load this loop is limited by its loads, not its multiply-adds; sharing each
@@ -191,21 +193,21 @@ inline void dot_keys(const float* const* q, const float* const* keys, int64_t d,
 template <int R, int C>
 inline void add_values_piece(float* const* out, const float* const* p, const float* const* values, int64_t n,
                              int64_t i) {
-  const DW d;
-  WideBatch o[R][C];
+  const D d;
+  Batch o[R][C];
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) o[r][c] = hn::LoadU(d, out[r] + i + c * kWideWidth);
+    for (int c = 0; c < C; ++c) o[r][c] = hn::LoadU(d, out[r] + i + c * kWidth);
   for (int64_t j = 0; j < n; ++j) {
-    WideBatch pj[R];
+    Batch pj[R];
     for (int r = 0; r < R; ++r) pj[r] = hn::Set(d, p[r][j]);
     const float* v = values[j] + i;
     for (int c = 0; c < C; ++c) {
-      const WideBatch vc = load_piece<R>(d, v + c * kWideWidth);  // used by R rows: kept in its register
+      const Batch vc = load_piece<R>(d, v + c * kWidth);  // used by R rows: kept in its register
       for (int r = 0; r < R; ++r) o[r][c] = hn::MulAdd(pj[r], vc, o[r][c]);
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) hn::StoreU(o[r][c], d, out[r] + i + c * kWideWidth);
+    for (int c = 0; c < C; ++c) hn::StoreU(o[r][c], d, out[r] + i + c * kWidth);
 }
 
 // out_r[0 … d) += Σ_j p_r[j] · v_j for R rows and n value rows: four registers of each row at a
@@ -214,8 +216,8 @@ inline void add_values_piece(float* const* out, const float* const* p, const flo
 template <int R>
 inline void add_values(float* const* out, const float* const* p, const float* const* values, int64_t n, int64_t d) {
   int64_t i = 0;
-  for (; i + 4 * kWideWidth <= d; i += 4 * kWideWidth) add_values_piece<R, 4>(out, p, values, n, i);
-  for (; i + kWideWidth <= d; i += kWideWidth) add_values_piece<R, 1>(out, p, values, n, i);
+  for (; i + 4 * kWidth <= d; i += 4 * kWidth) add_values_piece<R, 4>(out, p, values, n, i);
+  for (; i + kWidth <= d; i += kWidth) add_values_piece<R, 1>(out, p, values, n, i);
   for (; i < d; ++i)
     for (int r = 0; r < R; ++r)
       for (int64_t j = 0; j < n; ++j) out[r][i] += p[r][j] * values[j][i];
@@ -250,18 +252,6 @@ class LaneSumsInDouble {
   hn::Vec<DD> low_, high_;
 };
 
-// A wide register added to the sums as two registers of D would be: its lower half, then its
-// upper one (a template, so that only the branch of this target's widths is compiled).
-template <class V>
-HWY_INLINE void add_in_halves(LaneSumsInDouble& sums, V e) {
-  if constexpr (kWideWidth == kWidth) {
-    sums.add(e);
-  } else {
-    sums.add(hn::LowerHalf(hn::Half<DW>(), e));
-    sums.add(hn::UpperHalf(hn::Half<DW>(), e));
-  }
-}
-
 // One row's share of one chunk: its largest score m and l = Σ exp(s_j − m), computed in
 // double (thousands of terms of very different sizes over a long context); its o lives in the
 // item's output rows.
@@ -272,22 +262,20 @@ struct ChunkSums {
 
 // Turns one row of scores s[0 … n) of a chunk into exp(s_j − m), in place, and returns m and
 // their sum (subtracting the max keeps exp from overflowing; the combination divides by the
-// sum). s has room for round_up(n, kWideWidth) floats: the padding is set to −inf, whose exp is 0,
+// sum). s has room for round_up(n, kWidth) floats: the padding is set to −inf, whose exp is 0,
 // so every step works on whole registers and the exponentials are vectorised.
 inline ChunkSums exp_row(float* s, int64_t n) {
-  const DW d;
-  const int64_t padded = round_up(n, kWideWidth);
+  const D d;
+  const int64_t padded = round_up(n, kWidth);
   std::fill(s + n, s + padded, -std::numeric_limits<float>::infinity());
-  WideBatch max_lanes = hn::Set(d, -std::numeric_limits<float>::infinity());
-  for (int64_t j = 0; j < padded; j += kWideWidth) max_lanes = hn::Max(max_lanes, hn::LoadU(d, s + j));
-  const WideBatch max_score = hn::MaxOfLanes(d, max_lanes);  // in every lane
-  // One running sum per lane of D, added up in lane order at the end: the same bits as with
-  // registers of D (a wide register's padding half adds exp(−inf) = 0 to each sum).
-  LaneSumsInDouble sums;
-  for (int64_t j = 0; j < padded; j += kWideWidth) {
-    const WideBatch e = hn::Exp(d, hn::Sub(hn::LoadU(d, s + j), max_score));
+  Batch max_lanes = hn::Set(d, -std::numeric_limits<float>::infinity());
+  for (int64_t j = 0; j < padded; j += kWidth) max_lanes = hn::Max(max_lanes, hn::LoadU(d, s + j));
+  const Batch max_score = hn::MaxOfLanes(d, max_lanes);  // in every lane
+  LaneSumsInDouble sums;  // one running sum per lane, added up in lane order at the end
+  for (int64_t j = 0; j < padded; j += kWidth) {
+    const Batch e = hn::Exp(d, hn::Sub(hn::LoadU(d, s + j), max_score));
     hn::StoreU(e, d, s + j);
-    add_in_halves(sums, e);
+    sums.add(e);
   }
   return {hn::GetLane(max_score), sums.total()};
 }
@@ -401,6 +389,7 @@ void Attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, i
     thread_local std::vector<const float*> key_rows, value_rows, q_rows;
     thread_local std::vector<float*> o_rows;
     thread_local std::vector<float> scores;
+    thread_local std::vector<float> key_tile;  // a tile of keys on its side: [D, kKeyTile]
     for (int64_t item = first; item < last; ++item) {
       // (Plain variables, not structured bindings: the lambdas below use them, and clang before
       // 16 cannot capture a binding.)
@@ -422,23 +411,32 @@ void Attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, i
       // the same few sets of the L1 cache and evict one another.
       const int64_t row_len = round_up(kKeyChunk, kWidth) + kWidth;
       scores.resize(n_rows * row_len);
+      key_tile.resize(head_dim * kKeyTile);
       const auto score_row = [&](int64_t r) { return &scores[r * row_len]; };  // [j − c0]
 
-      // 1. S = Q_g · K_gᵀ / sqrt(D), kKeyTile keys at a time: the tile's key rows are read
-      //    once (from memory into cache) for every row that sees them, two rows at a time so
-      //    that each load serves both. A row that sees only part of a tile (the causal
-      //    diagonal) takes its keys one by one.
+      // 1. S = Q_g · K_gᵀ / sqrt(D), kKeyTile keys at a time: the tile is turned on its side
+      //    once (its key rows read from memory once) for every row that sees any of it, and
+      //    kScoreRows rows at a time share each load of it. A row on the causal diagonal, which
+      //    sees only part of the tile, computes the whole tile too: the scores of keys it does
+      //    not see are never read (step 2 reads only what a row sees).
+      float* const kt = key_tile.data();
       for (int64_t j0 = c0; j0 < c1; j0 += kKeyTile) {
         prefetch_rows(key_rows, j0 - c0, kKeyTile, c1 - c0, head_dim);
-        const float* const* tile = &key_rows[j0 - c0];
-        // Rows see more keys as r grows: first the diagonal's rows, which see part of the
-        // tile, then rows that see all of it.
+        transpose_keys(&key_rows[j0 - c0], std::min(kKeyTile, c1 - j0), head_dim, kt);
         int64_t r = first_row(j0);
-        for (; r < n_rows && n_seen(t0, r) - j0 < kKeyTile; ++r)
-          for (int64_t j = j0; j < n_seen(t0, r); ++j)
-            dot_keys<1, 1>(&q_rows[r], &key_rows[j - c0], head_dim, scale, score_row(r) + j - c0, 0);
-        for (; r + 2 <= n_rows; r += 2) dot_keys<2, kKeyTile>(&q_rows[r], tile, head_dim, scale, score_row(r) + j0 - c0, row_len);
-        if (r < n_rows) dot_keys<1, kKeyTile>(&q_rows[r], tile, head_dim, scale, score_row(r) + j0 - c0, 0);
+        float* s[kScoreRows];  // where each row's scores of the tile go
+        const auto rows_from = [&](int64_t first, int n) {
+          for (int i = 0; i < n; ++i) s[i] = score_row(first + i) + j0 - c0;
+          return &q_rows[first];
+        };
+        for (; r + kScoreRows <= n_rows; r += kScoreRows) dot_keys<kScoreRows>(rows_from(r, kScoreRows), kt, head_dim, scale, s);
+        for (; r + 4 <= n_rows; r += 4) dot_keys<4>(rows_from(r, 4), kt, head_dim, scale, s);
+        switch (n_rows - r) {  // the rows left over: a decode step's G = 3 rows end up here
+          case 3: dot_keys<3>(rows_from(r, 3), kt, head_dim, scale, s); break;
+          case 2: dot_keys<2>(rows_from(r, 2), kt, head_dim, scale, s); break;
+          case 1: dot_keys<1>(rows_from(r, 1), kt, head_dim, scale, s); break;
+          default: break;
+        }
       }
 
       // 2. exp(S − m), row by row, over the chunk's keys each row sees.
