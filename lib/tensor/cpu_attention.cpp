@@ -430,7 +430,8 @@ void Attention(const Tensor& q, const KvRows& kv, int n_heads, int n_kv_heads, i
           return &q_rows[first];
         };
         for (; r + kScoreRows <= n_rows; r += kScoreRows) dot_keys<kScoreRows>(rows_from(r, kScoreRows), kt, head_dim, scale, s);
-        for (; r + 4 <= n_rows; r += 4) dot_keys<4>(rows_from(r, 4), kt, head_dim, scale, s);
+        if constexpr (kScoreRows > 4)
+          for (; r + 4 <= n_rows; r += 4) dot_keys<4>(rows_from(r, 4), kt, head_dim, scale, s);
         switch (n_rows - r) {  // the rows left over: a decode step's G = 3 rows end up here
           case 3: dot_keys<3>(rows_from(r, 3), kt, head_dim, scale, s); break;
           case 2: dot_keys<2>(rows_from(r, 2), kt, head_dim, scale, s); break;

@@ -5,12 +5,11 @@
 // weight piece with each row of x, a value piece with each output row, a tile of keys with each
 // query row. GCC likes to fold a load into the multiply-add that uses it (`vfmadd231ps (mem),
 // ...`), and does so for every multiply-add that uses the piece: a piece used by two rows is
-// then read from memory twice, and
-// the loads, not the multiply-adds, set the tile's pace. A piece used more than once is
-// therefore pinned in its register by an empty asm statement that "may change" it: no
-// instruction is emitted, but the value must now live in a register. Where both operands'
-// pieces are reused (small_matmul's tiles), both need it: with only one pinned, the compiler
-// loads the other once per use instead.
+// then read from memory twice, and the loads, not the multiply-adds, set the tile's pace. A
+// piece used more than once is therefore pinned in its register by an empty asm statement that
+// "may change" it: no instruction is emitted, but the value must now live in a register. Where
+// both operands' pieces are reused (small_matmul's tiles), both need it: with only one pinned,
+// the compiler loads the other once per use instead.
 // A piece used once is left to the compiler (folding it is then the best code).
 //
 // A "-inl.h" file: included once per SIMD target by the kernels' foreach_target.h loop, so its
